@@ -1,0 +1,150 @@
+"""The op registry: everything about an op in one entry (JAX's primitives are the model).
+
+An ``OpDef`` holds the op's schema (parameter names, types, defaults), its reference
+implementation over an array module (numpy or cupy), its output-type rule, and, for elementwise
+ops, its dtype rule and per-language scalar templates.  The interpreter, type inference, the
+tracer, the scripter, the partitioner and both code generators all read these entries; nothing
+about an op is written anywhere else.
+
+    >>> get("aten::add").params[2]
+    Param(name='alpha', type='Scalar', default=1)
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+from ..errors import UnsupportedOpError
+
+REQUIRED = object()  # a parameter without a default
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    type: str                    # schema type: Tensor, Scalar, int, float, bool, str, int[], Tensor?, ...
+    default: Any = REQUIRED
+
+    @property
+    def is_operand(self) -> bool:
+        """Tensor parameters are broadcast operands (a Python scalar there is a wrapped number)."""
+        return self.type.rstrip("?") == "Tensor"
+
+
+@dataclass
+class OpDef:
+    """One op.  ``impl(xp, *args)`` takes the node's inputs in schema order, all present."""
+
+    name: str                               # "aten::add"
+    params: Tuple[Param, ...]
+    impl: Callable[..., Any]
+    category: str = "other"                 # elementwise | reduction | shape | prim | control | other
+    num_outputs: Optional[int] = 1          # None: as many as the node has (ListUnpack, ...)
+    infer: Optional[Callable] = None        # infer(node, input_types) -> list of output types
+    pure: bool = True                       # False: never removed or merged by DCE/CSE (Print)
+    python_name: Optional[str] = None       # name in the torchlike namespace; None hides it
+    aliases: Tuple[str, ...] = ()           # more namespace names (method names, numpy names)
+    # Elementwise ops only (see ops/elementwise.py):
+    dtype_rule: Optional[Callable] = None   # (operand (dtype, priority) list, attrs) -> (compute, out)
+    templates: Dict[str, Any] = field(default_factory=dict)  # language -> template (str or dict)
+    ref: Optional[Callable] = None          # ref(xp, *operands_in_compute_dtype, **attrs)
+
+    @property
+    def is_elementwise(self) -> bool:
+        return self.category == "elementwise"
+
+    @property
+    def operand_names(self) -> Tuple[str, ...]:
+        return tuple(p.name for p in self.params if p.is_operand)
+
+    @property
+    def attr_names(self) -> Tuple[str, ...]:
+        return tuple(p.name for p in self.params if not p.is_operand)
+
+    def bind(self, args: Sequence[Any], kwargs: Dict[str, Any]) -> List[Any]:
+        """Positional + keyword arguments -> the full argument list, defaults filled in."""
+        if len(args) > len(self.params):
+            raise TypeError(f"{self.name}() takes {len(self.params)} arguments, got {len(args)}")
+        out = list(args)
+        for p in self.params[len(args):]:
+            if p.name in kwargs:
+                out.append(kwargs.pop(p.name))
+            elif p.default is not REQUIRED:
+                out.append(p.default)
+            else:
+                raise TypeError(f"{self.name}() missing argument '{p.name}'")
+        if kwargs:
+            raise TypeError(f"{self.name}() got unexpected arguments {sorted(kwargs)}")
+        return out
+
+
+REGISTRY: Dict[str, OpDef] = {}
+
+_PARAM = re.compile(r"^\s*(?P<type>[\w\[\]?]+)\s+(?P<name>\w+)\s*(=\s*(?P<default>.+?))?\s*$")
+
+
+def _parse_default(text: str) -> Any:
+    if text == "None":
+        return None
+    if text in ("True", "False"):
+        return text == "True"
+    if text.startswith('"'):
+        return text.strip('"')
+    if text.startswith("["):
+        return [int(t) for t in text.strip("[]").split(",") if t.strip()]
+    try:
+        return int(text)
+    except ValueError:
+        return float(text)
+
+
+def parse_schema(schema: str) -> Tuple[Param, ...]:
+    """``"Tensor self, Scalar alpha=1"`` -> Params (commas inside [] are not separators)."""
+    params = []
+    depth, start = 0, 0
+    pieces = []
+    for i, ch in enumerate(schema):
+        depth += ch == "["
+        depth -= ch == "]"
+        if ch == "," and depth == 0:
+            pieces.append(schema[start:i])
+            start = i + 1
+    pieces.append(schema[start:])
+    for piece in pieces:
+        if not piece.strip():
+            continue
+        m = _PARAM.match(piece)
+        if not m:
+            raise ValueError(f"bad schema parameter {piece!r}")
+        default = REQUIRED if m.group("default") is None else _parse_default(m.group("default"))
+        params.append(Param(m.group("name"), m.group("type"), default))
+    return tuple(params)
+
+
+def register(op: OpDef) -> OpDef:
+    if op.name in REGISTRY:
+        raise ValueError(f"op {op.name} registered twice")
+    REGISTRY[op.name] = op
+    return op
+
+
+def defop(name: str, schema: str, impl: Callable, **kwargs) -> OpDef:
+    """Register a non-elementwise op; ``python_name`` defaults to the name after ``::``."""
+    kwargs.setdefault("python_name", name.split("::")[1])
+    return register(OpDef(name, parse_schema(schema), impl, **kwargs))
+
+
+def get(name: str) -> OpDef:
+    op = REGISTRY.get(name)
+    if op is None:
+        raise UnsupportedOpError(f"unsupported op '{name}': it has no entry in torchlike's registry")
+    return op
+
+
+def lookup(name: str) -> Optional[OpDef]:
+    return REGISTRY.get(name)
+
+
+def elementwise_ops() -> List[OpDef]:
+    return [op for op in REGISTRY.values() if op.is_elementwise]
