@@ -23,3 +23,7 @@ class IntegerDivisionByZeroError(ExecutionError, ZeroDivisionError):
 
 class FusionError(TorchlikeError, RuntimeError):
     """A fusion group could not be compiled and strict mode forbids falling back."""
+
+
+class ScriptError(TorchlikeError, SyntaxError):
+    """Python source outside the scriptable subset; the message quotes the line with a caret."""

@@ -24,7 +24,9 @@ import numpy as np
 from .dtypes import Priority, is_bool, is_float, is_int, operand_info, result_type, to_float
 from .registry import OpDef, parse_schema, register
 
-Template = Union[str, Dict[str, str]]
+# A template is a string, a dict keyed by dtype/category/"default", or a function
+# (compute_dtype, attrs) -> string, for code that depends on an attribute (div's rounding_mode).
+Template = Union[str, Dict[str, str], Callable[[str, Dict[str, Any]], str]]
 
 
 def rule_same(infos, attrs) -> Tuple[str, str]:
@@ -57,10 +59,13 @@ def category_name(dtype: str) -> str:
     return "float" if is_float(dtype) else "int" if is_int(dtype) else "bool"
 
 
-def pick_template(template: Template, compute_dtype: str) -> Optional[str]:
+def pick_template(template: Template, compute_dtype: str,
+                  attrs: Optional[Dict[str, Any]] = None) -> Optional[str]:
     """The template text for ``compute_dtype``, or None if the op has none for it."""
     if isinstance(template, str):
         return template
+    if callable(template):
+        return template(compute_dtype, attrs or {})
     for key in (compute_dtype, category_name(compute_dtype), "default"):
         if key in template:
             return template[key]

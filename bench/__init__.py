@@ -1,0 +1,1 @@
+"""torchlike's benchmark harness: ``python -m bench --help``."""
