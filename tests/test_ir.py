@@ -96,3 +96,16 @@ def test_clone_is_deep_and_identical_in_text():
     assert str(c) == str(g)
     c.nodes[-1].kind = "aten::sub"
     assert "aten::sub" not in str(g)
+
+
+def test_replace_all_uses_with_keeps_use_lists_exact():
+    from torchlike.ir.verify import verify
+    g = Graph()
+    x = g.add_input("x")
+    y = g.add_input("y")
+    sq = g.create("aten::mul", [x, x]).output()
+    g.set_outputs([sq, x])
+    x.replace_all_uses_with(y)
+    assert g.nodes[0].inputs == [y, y] and y.uses == [g.nodes[0], g.nodes[0]] and x.uses == []
+    assert g.outputs == [sq, y]
+    verify(g)

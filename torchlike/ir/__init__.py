@@ -11,14 +11,15 @@
       %1 : float = prim::Constant[value=2.]()
       %2 : Float(2, 3) = aten::mul(%x, %1)
       return (%2)
+    <BLANKLINE>
 """
 from .graph import Block, Graph, Node, Value, clone_graph
-from .parser import ParseError, parse_graph
+from .parser import ParseError, UnknownTensorValue, parse_graph
 from .types import (ANY, BOOL, DEVICE, FLOAT, INT, NONE, NUMBER, STR, TENSOR, ClassType, ListType,
                     OptionalType, TensorType, TupleType, Type, tensor_type_of,
                     type_of_python_value)
 
-__all__ = ["Block", "Graph", "Node", "Value", "clone_graph", "ParseError", "parse_graph",
+__all__ = ["Block", "Graph", "Node", "Value", "clone_graph", "ParseError", "UnknownTensorValue", "parse_graph",
            "ANY", "BOOL", "DEVICE", "FLOAT", "INT", "NONE", "NUMBER", "STR", "TENSOR",
            "ClassType", "ListType", "OptionalType", "TensorType", "TupleType", "Type",
            "tensor_type_of", "type_of_python_value"]

@@ -44,8 +44,8 @@ class Value:
 
     def replace_all_uses_with(self, other: "Value") -> None:
         graph = self.owning_graph()
-        for node in list(self.uses):
-            node.inputs = [other if v is self else v for v in node.inputs]
+        for node in self.uses:  # one entry per use, so a node using us twice is visited twice
+            node.inputs[node.inputs.index(self)] = other
             other.uses.append(node)
         self.uses = []
         for block in graph.all_blocks():
@@ -135,6 +135,8 @@ class Block:
 
     def insert(self, index: int, node: Node) -> Node:
         node.owning_block = self
+        for b in node.blocks:
+            b._set_graph(self.graph)
         self.nodes.insert(index, node)
         return node
 

@@ -8,8 +8,9 @@
     with prim::FusionGroup_0 = graph(%4 : Float(2, 3)):
       ...
 
-Fusion subgraphs live in ``node.attrs["Subgraph"]``; they are printed after the graph that
-uses them, numbered in order of appearance, as PyTorch does.
+Fusion subgraphs live in ``node.attrs["Subgraph"]``; as in PyTorch, they are printed after the
+graph that uses them, numbered from 0 in order of appearance, each graph numbering its own (a
+subgraph's own ``with`` sections follow it directly).
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from typing import Any, List
 
 import numpy as np
 
+from .parser import UnknownTensorValue  # the parser owns the marker (it never imports us)
 from .types import Type
 
 SUBGRAPH_ATTR = "Subgraph"
@@ -35,15 +37,50 @@ def format_float(x: float) -> str:
     return s
 
 
-def format_attr_value(value: Any) -> str:
+def _c_octal(byte: int) -> str:
+    """printQuotedString's escape of a non-printable byte: 3 'octal' digits of a signed char."""
+    c = byte - 256 if byte >= 128 else byte
+    digits = []
+    for _ in range(2):
+        digits.append(int(math.fmod(c, 8)))
+        c = int(c / 8)  # C++ division truncates toward zero
+    digits.append(c)
+    return "\\" + "".join(chr(48 + d) for d in reversed(digits))
+
+
+_QUOTE_ESCAPES = {ord("\\"): "\\\\", ord("'"): "\\'", ord('"'): '\\"', 7: "\\a", 8: "\\b",
+                  12: "\\f", 10: "\\n", 13: "\\r", 9: "\\t", 11: "\\v"}
+
+
+def format_string(value: str) -> str:
+    """A string as c10::printQuotedString writes it (byte-wise, over UTF-8)."""
+    out = ['"']
+    for byte in value.encode("utf-8", "surrogateescape"):
+        if byte in _QUOTE_ESCAPES:
+            out.append(_QUOTE_ESCAPES[byte])
+        elif 0x1F < byte < 0x7F:
+            out.append(chr(byte))
+        else:
+            out.append(_c_octal(byte))
+    out.append('"')
+    return "".join(out)
+
+
+def format_attr_value(value: Any, nested: bool = False) -> str:
+    """An attribute value as PyTorch prints it.  Top-level bools are ints (``value=1``); inside
+    lists and tuples (IValues) they print ``True``/``False``, and None prints ``None``."""
     if isinstance(value, bool):
-        return str(int(value))
+        return ("True" if value else "False") if nested else str(int(value))
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
         return format_float(value)
     if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        return format_string(value)
+    if value is None and nested:
+        return "None"
+    if isinstance(value, UnknownTensorValue):
+        return value.text
     if isinstance(value, np.ndarray):
         if value.ndim != 0:
             return "<Tensor>"
@@ -55,8 +92,11 @@ def format_attr_value(value: Any) -> str:
         return "{%g}" % v
     if isinstance(value, Type):
         return str(value)
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(format_attr_value(v) for v in value) + "]"
+    if isinstance(value, tuple):
+        inner = ", ".join(format_attr_value(v, True) for v in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    if isinstance(value, list):
+        return "[" + ", ".join(format_attr_value(v, True) for v in value) + "]"
     raise TypeError(f"cannot print attribute value {value!r}")
 
 
@@ -101,20 +141,19 @@ class _Printer:
         for n in block.nodes:
             self.node(n, indent)
 
-    def graph(self, graph) -> None:
-        self.lines.append(self.graph_header(graph))
+    def graph(self, graph, prefix: str = "") -> None:
+        """Like torch's Graph::print: the body, then one ``with kind_N = graph(...)`` section per
+        fusion group, each followed at once by its own sections (each graph numbers from 0)."""
+        outer, self.subgraphs = self.subgraphs, []
+        self.lines.append(prefix + self.graph_header(graph))
         self.block_body(graph.block, 2)
         self.lines.append(f"  return ({_value_list(graph.outputs)})")
+        for name, sub in self.subgraphs:
+            self.graph(sub, f"with {name} = ")
+        self.subgraphs = outer
 
 
 def print_graph(graph) -> str:
     p = _Printer()
     p.graph(graph)
-    i = 0
-    while i < len(p.subgraphs):  # subgraphs may hold subgraphs of their own
-        name, sub = p.subgraphs[i]
-        p.lines.append(f"with {name} = " + p.graph_header(sub))
-        p.block_body(sub.block, 2)
-        p.lines.append(f"  return ({_value_list(sub.outputs)})")
-        i += 1
     return "\n".join(p.lines) + "\n"

@@ -6,6 +6,8 @@ A tensor type may know any subset of its dtype, shape, strides and device::
     'Float(3, 4, strides=[4, 1], requires_grad=0, device=cpu)'
     >>> str(TensorType())
     'Tensor'
+    >>> str(TensorType("float32"))   # dtype known, rank unknown
+    'FloatTensor'
 
 Dtypes are numpy dtype names ("float32", "int64", "bool", ...; "bfloat16" is allowed in the IR
 even though numpy has no such type).  Scalar types are singletons: ``INT``, ``FLOAT``, ``BOOL``,
@@ -90,18 +92,25 @@ class TensorType(Type):
         return TensorType(**fields)
 
     def __str__(self) -> str:
-        head = DTYPE_TO_SCALAR_NAME.get(self.dtype, "Tensor") if self.dtype else "Tensor"
+        # Mirrors c10's operator<<(TensorType): unknown rank prints "Tensor" / "FloatTensor";
+        # strides print only when every stride is known; 0-d prints "Float(requires_grad=0, ...)".
+        name = DTYPE_TO_SCALAR_NAME.get(self.dtype) if self.dtype else None
+        parts = []
         if self.shape is None:
-            # Rank unknown: PyTorch prints the bare name (strides and device need a rank).
-            return head
-        parts = ["*" if d is None else str(d) for d in self.shape]
-        if self.strides is not None and len(self.shape) > 0:
-            parts.append("strides=[" + ", ".join("*" if s is None else str(s)
-                                                 for s in self.strides) + "]")
+            head = name + "Tensor" if name else "Tensor"
+        else:
+            head = name or "Tensor"
+            parts = ["*" if d is None else str(d) for d in self.shape]
+            if (self.strides is not None and len(self.shape) > 0
+                    and len(self.strides) == len(self.shape)
+                    and all(s is not None for s in self.strides)):
+                parts.append("strides=[" + ", ".join(str(s) for s in self.strides) + "]")
         if self.requires_grad is not None:
             parts.append(f"requires_grad={int(self.requires_grad)}")
         if self.device is not None:
             parts.append(f"device={self.device}")
+        if self.shape is None and not parts:
+            return head
         return f"{head}({', '.join(parts)})"
 
 
