@@ -17,7 +17,9 @@ import numpy as np
 
 from .errors import ExecutionError, IntegerDivisionByZeroError, TorchlikeError
 from .ir.graph import Block, Graph, Node, Value
+from .ir.parser import UnknownTensorValue
 from .ops import registry
+from .ops.functions import resolve_function
 
 # A hook the fuser installs: run(node, xp, args) -> outputs for prim::FusionGroup nodes.
 FusionGroupRunner = Callable[[Node, Any, List[Any]], Sequence[Any]]
@@ -40,6 +42,12 @@ def constant_runtime_value(node: Node, xp) -> Any:
     """A ``prim::Constant``'s value at run time.  A 0-d tensor constant is a Python scalar:
     traces record Python scalars that way, and they promote as wrapped numbers."""
     value = node.attrs.get("value")
+    if isinstance(value, UnknownTensorValue):
+        if value.data is None:
+            raise ExecutionError(f"{node.describe()}: the graph text does not hold this tensor "
+                                 f"constant's data ({value.text}); load a saved ScriptFunction "
+                                 "instead, which stores it", node)
+        return xp.asarray(value.data)
     if isinstance(value, np.ndarray):
         if value.ndim == 0:
             return value.item()
@@ -73,13 +81,18 @@ class Interpreter:
             try:
                 results = self.run_node(node, env, xp)
             except ExecutionError as e:
-                if e.node is None:
+                if e.node is None:  # raised by an op: say which node (inner nodes already did)
                     e.node = node
+                    e.args = (f"{node.describe()}: {e}",) + e.args[1:]
                 raise
             except ZeroDivisionError as e:
                 raise IntegerDivisionByZeroError(f"{node.describe()}: {e}", node) from e
-            except (TorchlikeError, AssertionError):
+            except AssertionError:
                 raise
+            except TorchlikeError as e:  # UnsupportedOpError, FusionError: same type, named node
+                if str(e).startswith(node.describe()):
+                    raise
+                raise type(e)(f"{node.describe()}: {e}") from e
             except Exception as e:  # name the node; keep the original type in the chain
                 raise ExecutionError(f"{node.describe()}: {type(e).__name__}: {e}", node) from e
             outs = node.outputs
@@ -97,6 +110,9 @@ class Interpreter:
         kind = node.kind
         args = [env[v] for v in node.inputs]
         if kind == "prim::Constant":
+            if "name" in node.attrs and "value" not in node.attrs:
+                # %f : Function = prim::Constant[name="fn"](): a function from ops.functions.
+                return resolve_function(node.attrs["name"])
             return constant_runtime_value(node, xp)
         if kind == "prim::If":
             branch = node.blocks[0] if bool(args[0]) else node.blocks[1]

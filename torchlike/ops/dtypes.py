@@ -9,6 +9,7 @@ graph was a Python scalar when traced, so it ranks as a wrapped number (see ``Pr
 from __future__ import annotations
 
 from enum import IntEnum
+from functools import lru_cache
 from typing import Iterable, Optional, Tuple
 
 import numpy as np
@@ -78,6 +79,12 @@ def scalar_dtype(value) -> str:
 
 def result_type(operands: Iterable[Tuple[str, Priority]]) -> str:
     """The result dtype of ``(dtype, priority)`` operands, following c10's ResultTypeState."""
+    # Cached: the interpreter asks this for every elementwise node it runs.
+    return _result_type(tuple((d, int(p)) for d, p in operands))
+
+
+@lru_cache(maxsize=4096)
+def _result_type(operands: Tuple[Tuple[str, int], ...]) -> str:
     state = {Priority.DIM: None, Priority.ZERO_DIM: None, Priority.WRAPPED: None}
     for dtype, prio in operands:
         if prio == Priority.WRAPPED:
@@ -90,12 +97,18 @@ def result_type(operands: Iterable[Tuple[str, Priority]]) -> str:
     return out
 
 
+_DTYPE_NAMES: dict = {}
+
+
 def operand_info(value) -> Tuple[str, Priority]:
     """``(dtype, priority)`` of a runtime operand: an array or a Python scalar."""
     dtype = getattr(value, "dtype", None)
     if dtype is None:
         return scalar_dtype(value), Priority.WRAPPED
-    return str(dtype), Priority.DIM if value.ndim > 0 else Priority.ZERO_DIM
+    name = _DTYPE_NAMES.get(dtype)
+    if name is None:  # str(np.dtype) costs microseconds; the interpreter asks per operand
+        name = _DTYPE_NAMES[dtype] = str(dtype)
+    return name, Priority.DIM if value.ndim > 0 else Priority.ZERO_DIM
 
 
 def to_float(dtype: str) -> str:

@@ -1,17 +1,529 @@
-"""Elementwise ops: one ``elementwise(...)`` entry each (see ``elementwise_base``)."""
+"""Elementwise ops: one ``elementwise(...)`` entry each (see ``elementwise_base``).
+
+Refs run on arrays already cast to the compute dtype (float16 computes in float32); templates
+are Numba scalar expressions whose helpers (``tl_*``) live in ``cpu_backend/scalar_math.py``.
+Where PyTorch raises, so do we: ``UnsupportedOpError`` for a dtype PyTorch has no kernel for,
+``ExecutionError`` for its other RuntimeErrors, ``ZeroDivisionError`` for integer division by
+zero (the interpreter reports it as ``IntegerDivisionByZeroError`` naming the node).
+"""
 from __future__ import annotations
 
-from .elementwise_base import elementwise
+import math
+
+import numpy as np
+
+from ..errors import ExecutionError, UnsupportedOpError
+from ..ir.types import SCALAR_TYPE_ENUM
+from .dtypes import Priority, is_float, is_int, result_type
+from .elementwise_base import compute_dtype_of, elementwise, rule_float, rule_same
 
 
 def _alpha(xp, x, alpha):
     return x if alpha == 1 else x * alpha
 
 
+def _rule_alpha(infos, attrs):
+    dt = result_type(infos)
+    if not is_float(dt) and isinstance(attrs.get("alpha", 1), float):
+        raise ExecutionError("For integral input tensors, argument alpha must not be a floating "
+                             "point number.")
+    return dt, dt
+
+
+def _rule_sub(infos, attrs):
+    if any(d == "bool" for d, p in infos):
+        raise ExecutionError("Subtraction, the `-` operator, with a bool tensor is not "
+                             "supported. If you are trying to invert a mask, use the `~` or "
+                             "`logical_not()` operator instead.")
+    return _rule_alpha(infos, attrs)
+
+
+def _t_alpha(op):
+    def template(dt, attrs):
+        alpha = attrs.get("alpha", 1)
+        return op if alpha == 1 else op.replace("{other}", "({other} * np.{T}({alpha}))")
+    return template
+
+
 elementwise("aten::add", "Tensor self, Tensor other, Scalar alpha=1",
-            ref=lambda xp, a, b, alpha=1: a + _alpha(xp, b, alpha),
-            numba="{self} + {other} * {alpha}", cuda="{self} + {other} * {alpha}")
+            ref=lambda xp, a, b, alpha=1: a + _alpha(xp, b, alpha), dtype_rule=_rule_alpha,
+            numba=_t_alpha("{self} + {other}"))
+elementwise("aten::sub", "Tensor self, Tensor other, Scalar alpha=1",
+            ref=lambda xp, a, b, alpha=1: a - _alpha(xp, b, alpha), dtype_rule=_rule_sub,
+            numba=_t_alpha("{self} - {other}"), aliases=("subtract",))
+elementwise("aten::rsub", "Tensor self, Tensor other, Scalar alpha=1",
+            ref=lambda xp, a, b, alpha=1: b - _alpha(xp, a, alpha), dtype_rule=_rule_sub,
+            numba=lambda dt, attrs: "{other} - {self}" if attrs.get("alpha", 1) == 1
+            else "{other} - {self} * np.{T}({alpha})")
 elementwise("aten::mul", "Tensor self, Tensor other", ref=lambda xp, a, b: a * b,
-            numba="{self} * {other}", cuda="{self} * {other}")
-elementwise("aten::tanh", "Tensor self", ref=lambda xp, a: xp.tanh(a), dtype_rule="float",
-            numba="np.tanh({self})", cuda={"float32": "tanhf({self})", "default": "tanh({self})"})
+            numba={"bool": "{self} and {other}", "default": "{self} * {other}"},
+            aliases=("multiply",))
+
+
+# ----- division family -----
+
+def _check_int_zero(xp, b):
+    if bool((b == 0).any()):
+        raise ZeroDivisionError("integer division by zero")
+
+
+def _trunc_div(xp, a, b):
+    if a.dtype.kind in "iub":
+        _check_int_zero(xp, b)
+        q = xp.floor_divide(a, b)  # C truncation: floor, one up where inexact with mixed signs
+        return q + (((a - q * b) != 0) & ((a < 0) != (b < 0))).astype(q.dtype)
+    return xp.trunc(a / b)
+
+
+def _floor_div(xp, a, b):
+    if a.dtype.kind in "iub":
+        _check_int_zero(xp, b)
+    return xp.floor_divide(a, b)
+
+
+def _remainder(xp, a, b):
+    if a.dtype.kind in "iub":
+        _check_int_zero(xp, b)
+        return xp.remainder(a, b)
+    m = xp.fmod(a, b)  # PyTorch's formula: -0.0 % 3 stays -0.0 (numpy would give +0.0)
+    return xp.where((m != 0) & ((b < 0) != (m < 0)), m + b, m)
+
+
+def _fmod(xp, a, b):
+    if a.dtype.kind in "iub":
+        _check_int_zero(xp, b)
+    return xp.fmod(a, b)
+
+
+def _div(xp, a, b, rounding_mode=None):
+    if rounding_mode is None:
+        return xp.true_divide(a, b)
+    if rounding_mode == "trunc":
+        return _trunc_div(xp, a, b)
+    if rounding_mode == "floor":
+        return _floor_div(xp, a, b)
+    raise ExecutionError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
+                         f"found '{rounding_mode}'")
+
+
+def _rule_div(infos, attrs):
+    if attrs.get("rounding_mode") is None:
+        return rule_float(infos, attrs)
+    dt, _ = rule_same(infos, attrs)
+    if dt == "bool":
+        raise UnsupportedOpError(f"aten::div with rounding_mode={attrs['rounding_mode']!r} is "
+                                 f"not implemented for dtype bool")
+    return dt, dt
+
+
+def _t_div(dt, attrs):
+    mode = attrs.get("rounding_mode")
+    if mode is None:
+        return "{self} / {other}"
+    if is_float(dt):
+        return "tl_div_trunc_float({self}, {other})" if mode == "trunc" else \
+            "tl_floor_divide_float({self}, {other})"
+    return f"tl_int_div_{mode}({{self}}, {{other}}, err)"
+
+
+elementwise("aten::div", "Tensor self, Tensor other, str? rounding_mode=None", ref=_div,
+            dtype_rule=_rule_div, numba=_t_div, aliases=("true_divide", "divide"))
+elementwise("aten::floor_divide", "Tensor self, Tensor other", ref=_floor_div,
+            dtypes="number", numba={"float": "tl_floor_divide_float({self}, {other})",
+                                    "default": "tl_int_div_floor({self}, {other}, err)"})
+elementwise("aten::remainder", "Tensor self, Tensor other", ref=_remainder, dtypes="number",
+            numba={"float": "tl_remainder_float({self}, {other})",
+                   "default": "tl_remainder_int({self}, {other}, err)"}, aliases=("mod",))
+elementwise("aten::fmod", "Tensor self, Tensor other", ref=_fmod, dtypes="number",
+            scalar_out="float64", numba={"float": "np.fmod({self}, {other})",
+                                         "default": "tl_fmod_int({self}, {other}, err)"})
+
+
+def _pow(xp, a, b):
+    if a.dtype.kind not in "iu":
+        return xp.power(a, b)
+    neg = b < 0
+    r = xp.power(a, xp.where(neg, 0, b).astype(a.dtype, copy=False))
+    if bool(neg.any()):  # 1 ** -n = 1, (-1) ** -n = +-1, anything else ** -n = 0 (PyTorch)
+        odd = (b % 2) != 0
+        special = xp.where(a == 1, 1, xp.where(a == -1, xp.where(odd, -1, 1), 0))
+        r = xp.where(neg, special.astype(a.dtype), r)
+    return r
+
+
+def _pow_check(operands, attrs):
+    base, exp = operands
+    if (getattr(base, "dtype", None) is not None and base.dtype.kind in "iub"
+            and isinstance(exp, int) and not isinstance(exp, bool) and exp < 0):
+        raise ExecutionError("Integers to negative integer powers are not allowed.")
+
+
+elementwise("aten::pow", "Tensor self, Tensor exponent", ref=_pow, precheck=_pow_check,
+            scalar_out="float64", dtypes="number",
+            numba={"float": "{self} ** {exponent}", "default": "tl_pow_int({self}, {exponent})"},
+            aliases=("power",))
+elementwise("aten::square", "Tensor self", ref=lambda xp, a: a * a,
+            dtype_rule=lambda infos, attrs: rule_same(infos + [("int64", Priority.WRAPPED)], attrs),
+            numba="{self} * {self}")
+
+
+# ----- unary math -----
+
+def _np_special(fn):
+    vec = np.frompyfunc(fn, 1, 1)
+
+    def apply(xp, a):
+        if xp is np:  # numpy has no erf; math's is correctly rounded to double
+            return np.asarray(vec(a.astype(np.float64)), dtype=np.float64).astype(a.dtype)
+        import cupyx.scipy.special as sp  # pragma: no cover (GPU only)
+        return getattr(sp, fn.__name__)(a)
+    return apply
+
+
+_erf, _erfc = _np_special(math.erf), _np_special(math.erfc)
+
+_FLOAT_UNARY = [  # name, numpy ref, numba template, numpy aliases
+    ("exp", np.exp, "np.exp({self})", ()),
+    ("exp2", np.exp2, "np.exp2({self})", ()),
+    ("expm1", np.expm1, "np.expm1({self})", ()),
+    ("log", np.log, "np.log({self})", ()),
+    ("log1p", np.log1p, "np.log1p({self})", ()),
+    ("log2", np.log2, "np.log2({self})", ()),
+    ("log10", np.log10, "np.log10({self})", ()),
+    ("sqrt", np.sqrt, "np.sqrt({self})", ()),
+    ("sin", np.sin, "np.sin({self})", ()),
+    ("cos", np.cos, "np.cos({self})", ()),
+    ("tan", np.tan, "np.tan({self})", ()),
+    ("asin", np.arcsin, "np.arcsin({self})", ("arcsin",)),
+    ("acos", np.arccos, "np.arccos({self})", ("arccos",)),
+    ("atan", np.arctan, "np.arctan({self})", ("arctan",)),
+    ("sinh", np.sinh, "np.sinh({self})", ()),
+    ("cosh", np.cosh, "np.cosh({self})", ()),
+    ("tanh", np.tanh, "np.tanh({self})", ()),
+]
+for _name, _fn, _tpl, _aliases in _FLOAT_UNARY:
+    elementwise(f"aten::{_name}", "Tensor self", ref=lambda xp, a, _n=_fn.__name__: getattr(xp, _n)(a),
+                dtype_rule="float", numba=_tpl, aliases=_aliases)
+
+elementwise("aten::rsqrt", "Tensor self", ref=lambda xp, a: 1 / xp.sqrt(a), dtype_rule="float",
+            numba="np.{T}(1) / np.sqrt({self})")
+elementwise("aten::reciprocal", "Tensor self", ref=lambda xp, a: 1 / a, dtype_rule="float",
+            numba="np.{T}(1) / {self}")
+elementwise("aten::sigmoid", "Tensor self", ref=lambda xp, a: 1 / (1 + xp.exp(-a)),
+            dtype_rule="float", numba="tl_sigmoid({self})")
+elementwise("aten::erf", "Tensor self", ref=_erf, dtype_rule="float", numba="tl_erf({self})")
+elementwise("aten::erfc", "Tensor self", ref=_erfc, dtype_rule="float", numba="tl_erfc({self})")
+elementwise("aten::atan2", "Tensor self, Tensor other", ref=lambda xp, a, b: xp.arctan2(a, b),
+            dtype_rule="float", numba="np.arctan2({self}, {other})", aliases=("arctan2",))
+
+
+def _rule_neg(infos, attrs):
+    if result_type(infos) == "bool":
+        raise ExecutionError("Negation, the `-` operator, on a bool tensor is not supported. If "
+                             "you are trying to invert a mask, use the `~` or `logical_not()` "
+                             "operator instead.")
+    return rule_same(infos, attrs)
+
+
+elementwise("aten::neg", "Tensor self", ref=lambda xp, a: -a, dtype_rule=_rule_neg,
+            numba="-{self}", aliases=("negative",))
+elementwise("aten::abs", "Tensor self", ref=lambda xp, a: xp.abs(a), dtypes="number",
+            numba="abs({self})", aliases=("absolute",))
+for _name, _fn in (("floor", "floor"), ("ceil", "ceil"), ("trunc", "trunc")):
+    elementwise(f"aten::{_name}", "Tensor self",
+                ref=lambda xp, a, _f=_fn: getattr(xp, _f)(a) if a.dtype.kind == "f" else a,
+                dtypes="number", scalar_out="int64" if _name != "trunc" else None,
+                numba={"float": f"np.{_fn}({{self}})", "default": "{self}"})
+elementwise("aten::round", "Tensor self, int decimals=0",
+            ref=lambda xp, a, decimals=0: xp.rint(a) if decimals == 0 else
+            (xp.rint(a * a.dtype.type(10.0 ** decimals)) / a.dtype.type(10.0 ** decimals)
+             if decimals > 0 else
+             xp.rint(a / a.dtype.type(10.0 ** -decimals)) * a.dtype.type(10.0 ** -decimals)),
+            dtypes="float", aliases=("rint",),
+            numba=lambda dt, attrs: "np.rint({self})" if attrs.get("decimals", 0) == 0
+            else "tl_round_decimals({self}, {decimals})")
+elementwise("aten::frac", "Tensor self", ref=lambda xp, a: a - xp.trunc(a), dtypes="float",
+            numba="tl_frac({self})")
+elementwise("aten::sign", "Tensor self",
+            ref=lambda xp, a: a if a.dtype == bool else
+            (a > 0).astype(a.dtype) - (a < 0).astype(a.dtype),
+            numba={"bool": "{self}", "default": "tl_sign({self})"})
+
+
+# ----- activations -----
+
+def _gelu(xp, a, approximate="none"):
+    if approximate == "tanh":
+        inner = a.dtype.type(0.7978845608028654) * (a + a.dtype.type(0.044715) * a * a * a)
+        return a.dtype.type(0.5) * a * (1 + xp.tanh(inner))
+    if approximate != "none":
+        raise ExecutionError(f"approximate argument must be either none or tanh, not "
+                             f"{approximate!r}")
+    return a.dtype.type(0.5) * a * (1 + _erf(xp, a * a.dtype.type(0.7071067811865476)))
+
+
+def _softplus(xp, a, beta=1, threshold=20):
+    ab = a * beta
+    return xp.where(ab > threshold, a, xp.log1p(xp.exp(ab)) / beta)
+
+
+def _elu(xp, a, alpha=1, scale=1, input_scale=1):
+    return xp.where(a > 0, a * scale, xp.expm1(a * input_scale) * (alpha * scale))
+
+
+def _relu_check(infos, attrs):
+    if result_type(infos) == "bool":
+        raise ExecutionError("Boolean inputs not supported for relu")
+    return rule_same(infos, attrs)
+
+
+elementwise("aten::relu", "Tensor self", ref=lambda xp, a: xp.maximum(a, a.dtype.type(0)),
+            dtype_rule=_relu_check, numba="tl_maximum({self}, np.{T}(0))")
+elementwise("aten::gelu", 'Tensor self, str approximate="none"', ref=_gelu, dtypes="float",
+            numba=lambda dt, attrs: "tl_gelu_tanh({self})" if attrs.get("approximate") == "tanh"
+            else "tl_gelu({self})")
+elementwise("aten::silu", "Tensor self", ref=lambda xp, a: a / (1 + xp.exp(-a)), dtypes="float",
+            numba="{self} * tl_sigmoid({self})")
+elementwise("aten::mish", "Tensor self", ref=lambda xp, a: a * xp.tanh(xp.log1p(xp.exp(a))),
+            dtypes="float", numba="tl_mish({self})")
+elementwise("aten::softplus", "Tensor self, Scalar beta=1, Scalar threshold=20", ref=_softplus,
+            dtypes="float", numba="tl_softplus({self}, {beta}, {threshold})")
+elementwise("aten::hardsigmoid", "Tensor self",
+            ref=lambda xp, a: xp.clip(a + 3, 0, 6) / 6, dtypes="float",
+            numba="tl_minimum(tl_maximum({self} + np.{T}(3), np.{T}(0)), np.{T}(6)) / np.{T}(6)")
+elementwise("aten::hardswish", "Tensor self",
+            ref=lambda xp, a: a * xp.clip(a + 3, 0, 6) / 6, dtypes="float",
+            numba="{self} * tl_minimum(tl_maximum({self} + np.{T}(3), np.{T}(0)), np.{T}(6))"
+                  " / np.{T}(6)")
+def _lit(a, v):
+    """A Python scalar as a's dtype, wrapping like PyTorch's scalar casts (numpy would raise)."""
+    return np.asarray(v).astype(a.dtype)[()]
+
+
+def _rule_hardtanh(infos, attrs):
+    dt, _ = rule_same(infos, attrs)
+    if dt == "uint8" and (attrs.get("min_val", -1) < 0 or attrs.get("max_val", 1) < 0):
+        raise ExecutionError("cannot do hardtanh on an unsigned type with negative limits")
+    return dt, dt
+
+
+elementwise("aten::hardtanh", "Tensor self, Scalar min_val=-1, Scalar max_val=1",
+            ref=lambda xp, a, min_val=-1, max_val=1:
+            xp.minimum(xp.maximum(a, _lit(a, min_val)), _lit(a, max_val)),
+            dtype_rule=_rule_hardtanh, dtypes="number",
+            numba="tl_minimum(tl_maximum({self}, np.{T}({min_val})), np.{T}({max_val}))")
+elementwise("aten::leaky_relu", "Tensor self, Scalar negative_slope=0.01",
+            ref=lambda xp, a, negative_slope=0.01: xp.where(a > 0, a, a * negative_slope),
+            dtypes="float", numba="{self} if {self} > 0 else {self} * np.{T}({negative_slope})")
+elementwise("aten::elu", "Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1",
+            ref=_elu, dtypes="float", numba="tl_elu({self}, {alpha}, {scale}, {input_scale})")
+elementwise("aten::threshold", "Tensor self, Scalar threshold, Scalar value",
+            ref=lambda xp, a, threshold, value: xp.where(a <= _lit(a, threshold), _lit(a, value), a),
+            dtypes="number", numba="np.{T}({value}) if {self} <= {threshold} else {self}")
+
+
+# ----- min / max / clamp (NaN-propagating) -----
+
+def _clamp(xp, a, min=None, max=None):
+    r = a
+    if min is not None:
+        r = xp.maximum(r, min)
+    if max is not None:
+        r = xp.minimum(r, max)
+    return r
+
+
+def _clamp_check(operands, attrs):
+    if operands[1] is None and operands[2] is None:
+        raise ExecutionError("torch.clamp: At least one of 'min' or 'max' must not be None")
+
+
+elementwise("aten::clamp", "Tensor self, Tensor? min=None, Tensor? max=None", ref=_clamp,
+            precheck=_clamp_check, dtypes="number", numba="tl_clamp({self}, {min}, {max})",
+            aliases=("clip",))
+def _rule_clamp_scalar(infos, attrs):
+    if result_type(infos) == "bool" and infos[-1][1] == Priority.WRAPPED:
+        raise UnsupportedOpError("clamp of a bool tensor by a Python scalar is not implemented")
+    return rule_same(infos, attrs)
+
+
+elementwise("aten::clamp_min", "Tensor self, Tensor min", ref=lambda xp, a, min: xp.maximum(a, min),
+            dtype_rule=_rule_clamp_scalar, numba="tl_maximum({self}, {min})")
+elementwise("aten::clamp_max", "Tensor self, Tensor max", ref=lambda xp, a, max: xp.minimum(a, max),
+            dtype_rule=_rule_clamp_scalar, numba="tl_minimum({self}, {max})")
+elementwise("aten::maximum", "Tensor self, Tensor other", ref=lambda xp, a, b: xp.maximum(a, b),
+            numba="tl_maximum({self}, {other})")
+elementwise("aten::minimum", "Tensor self, Tensor other", ref=lambda xp, a, b: xp.minimum(a, b),
+            numba="tl_minimum({self}, {other})")
+
+
+# ----- selection and fused arithmetic -----
+
+def _as_bool(xp, c):
+    return c if c.dtype == bool else c.astype(bool)
+
+
+elementwise("aten::where", "Tensor condition, Tensor self, Tensor other",
+            ref=lambda xp, c, a, b: xp.where(c, a, b), keep=("condition",),
+            numba="{self} if {condition} else {other}")
+def _masked_fill_check(operands, attrs):
+    self, value = operands[0], operands[2]
+    if getattr(value, "ndim", 0) != 0:
+        raise ExecutionError(f"masked_fill_ only supports a 0-dimensional value tensor, but got "
+                             f"tensor with {value.ndim} dimension(s).")
+    kind = getattr(getattr(self, "dtype", None), "kind", "f")
+    if kind in "iu":  # c10's checked conversion: negative values may wrap into unsigned types
+        v, info = float(value), np.iinfo(self.dtype)
+        if not (v <= info.max and (kind == "u" or v >= info.min)):
+            raise ExecutionError(f"value cannot be converted to type {self.dtype} without overflow")
+
+
+elementwise("aten::masked_fill", "Tensor self, Tensor mask, Tensor value",
+            ref=lambda xp, a, m, v: xp.where(m, v, a), keep=("mask",), dtype_rule="first",
+            precheck=_masked_fill_check,
+            numba="{value} if {mask} else {self}")
+
+
+def _rule_lerp(infos, attrs):
+    tensors = {dt for dt, prio in infos[:2] if prio != Priority.WRAPPED}
+    if len(tensors) > 1:
+        raise ExecutionError(f"lerp expected self and end to have the same dtype, got "
+                             f"{sorted(tensors)}")
+    dt = result_type(infos[:2])
+    if not is_float(dt):
+        raise UnsupportedOpError(f"aten::lerp is not implemented for dtype {dt}")
+    return dt, dt
+
+
+def _lerp(xp, a, b, w):
+    small = xp.abs(w) < 0.5
+    return xp.where(small, a + w * (b - a), b - (b - a) * (1 - w))
+
+
+elementwise("aten::lerp", "Tensor self, Tensor end, Tensor weight", ref=_lerp,
+            dtype_rule=_rule_lerp, numba="tl_lerp({self}, {end}, {weight})")
+
+
+def _rule_addcdiv(infos, attrs):
+    if not is_float(result_type(infos[1:])):
+        raise ExecutionError("Integer division with addcdiv is no longer supported, and in a "
+                             "future release addcdiv will perform a true division of tensor1 "
+                             "and tensor2.")
+    return _rule_alpha(infos, {"alpha": attrs.get("value", 1)})
+
+
+elementwise("aten::addcmul", "Tensor self, Tensor tensor1, Tensor tensor2, Scalar value=1",
+            ref=lambda xp, a, t1, t2, value=1: a + _alpha(xp, t1 * t2, value),
+            dtype_rule=lambda infos, attrs: _rule_alpha(infos, {"alpha": attrs.get("value", 1)}),
+            dtypes="number",
+            numba="{self} + np.{T}({value}) * {tensor1} * {tensor2}")
+elementwise("aten::addcdiv", "Tensor self, Tensor tensor1, Tensor tensor2, Scalar value=1",
+            ref=lambda xp, a, t1, t2, value=1: a + _alpha(xp, t1 / t2, value),
+            dtype_rule=_rule_addcdiv, numba="{self} + np.{T}({value}) * ({tensor1} / {tensor2})")
+
+
+# ----- comparisons, logical and bitwise ops -----
+
+for _name, _np, _op in (("eq", "equal", "=="), ("ne", "not_equal", "!="), ("lt", "less", "<"),
+                        ("le", "less_equal", "<="), ("gt", "greater", ">"),
+                        ("ge", "greater_equal", ">=")):
+    elementwise(f"aten::{_name}", "Tensor self, Tensor other",
+                ref=lambda xp, a, b, _f=_np: getattr(xp, _f)(a, b), dtype_rule="compare",
+                numba=f"{{self}} {_op} {{other}}", aliases=(_np,))
+
+for _name, _op in (("and", "and"), ("or", "or"), ("xor", "!=")):
+    elementwise(f"aten::logical_{_name}", "Tensor self, Tensor other",
+                ref=lambda xp, a, b, _f=f"logical_{_name}": getattr(xp, _f)(a, b),
+                dtype_rule="bool", numba=f"{{self}} {_op} {{other}}")
+elementwise("aten::logical_not", "Tensor self", ref=lambda xp, a: xp.logical_not(a),
+            dtype_rule="bool", numba="not {self}")
+
+for _name, _op in (("and", "&"), ("or", "|"), ("xor", "^")):
+    for _kind, _pyname in ((f"bitwise_{_name}", f"bitwise_{_name}"), (f"__{_name}__", None)):
+        elementwise(f"aten::{_kind}", "Tensor self, Tensor other",
+                    ref=lambda xp, a, b, _f=f"bitwise_{_name}": getattr(xp, _f)(a, b),
+                    dtypes="int_bool", python_name=_pyname, numba=f"{{self}} {_op} {{other}}")
+for _kind, _pyname, _aliases in (("bitwise_not", "bitwise_not", ("invert",)),
+                                 ("__invert__", None, ())):
+    elementwise(f"aten::{_kind}", "Tensor self", ref=lambda xp, a: xp.invert(a),
+                dtypes="int_bool", python_name=_pyname, aliases=_aliases,
+                numba={"bool": "not {self}", "default": "~{self}"})
+
+
+# ----- casts and constant fills -----
+
+def dtype_of_spec(spec, default: str) -> str:
+    """A dtype argument as graphs and users give it: a c10 ScalarType enum int, a dtype name,
+    a numpy dtype, a tensor (``to(self, other)``, ``type_as``) or None (keep ``default``)."""
+    if spec is None:
+        return default
+    if hasattr(spec, "dtype"):
+        return str(spec.dtype)
+    if isinstance(spec, bool):
+        raise ExecutionError(f"expected a dtype, got {spec!r}")
+    if isinstance(spec, int):
+        if spec not in SCALAR_TYPE_ENUM:
+            raise UnsupportedOpError(f"unsupported ScalarType {spec}")
+        return SCALAR_TYPE_ENUM[spec]
+    if isinstance(spec, str) and spec == "bfloat16":
+        return spec
+    return str(np.dtype(spec))
+
+
+def _is_device(v) -> bool:
+    return (isinstance(v, str) and v.split(":")[0] in ("cpu", "cuda")) or \
+        type(v).__name__ == "device"
+
+
+def _normalize_to(args):
+    """to(self, dtype, ...), to(self, other, ...), to(self, device, dtype, ...) and
+    to(self, dtype, layout, device, pin_memory, non_blocking, copy, memory_format)."""
+    if len(args) == 8:
+        return [args[0], args[1]] + args[5:]
+    if len(args) >= 2 and _is_device(args[1]):
+        return [args[0]] + args[2:]  # the device is where the input already is
+    return args
+
+
+def _rule_cast(spec_name):
+    def rule(infos, attrs):
+        src = infos[0][0]
+        return compute_dtype_of(src), dtype_of_spec(attrs.get(spec_name), src)
+    return rule
+
+
+elementwise("aten::to", "Tensor self, ScalarType? dtype=None, bool non_blocking=False, "
+            "bool copy=False, MemoryFormat? memory_format=None",
+            ref=lambda xp, a, dtype=None, non_blocking=False, copy=False, memory_format=None:
+            a.copy() if copy else a, dtype_rule=_rule_cast("dtype"), normalize=_normalize_to,
+            numba="{self}")
+elementwise("aten::type_as", "Tensor self, Any other", ref=lambda xp, a, other: a,
+            dtype_rule=_rule_cast("other"), numba="{self}")
+
+_LIKE = "ScalarType? dtype=None, Layout? layout=None, Device? device=None, " \
+        "bool? pin_memory=None, MemoryFormat? memory_format=None"
+
+
+def _rule_like(infos, attrs):
+    dt = dtype_of_spec(attrs.get("dtype"), infos[0][0])
+    return dt, dt
+
+
+elementwise("aten::zeros_like", "Tensor self, " + _LIKE, ref=lambda xp, a, **kw: xp.zeros_like(a),
+            dtype_rule=_rule_like, numba="np.{T}(0)")
+elementwise("aten::ones_like", "Tensor self, " + _LIKE, ref=lambda xp, a, **kw: xp.ones_like(a),
+            dtype_rule=_rule_like, numba="np.{T}(1)")
+elementwise("aten::full_like", "Tensor self, Scalar fill_value, " + _LIKE,
+            ref=lambda xp, a, fill_value, **kw: xp.full_like(a, fill_value),
+            dtype_rule=_rule_like, numba="np.{T}({fill_value})")
+
+
+def _rule_dropout(infos, attrs):
+    if attrs.get("train"):
+        raise UnsupportedOpError("training-mode dropout (train=True) is not supported: torchlike "
+                                 "runs inference graphs; call the model in eval mode")
+    return rule_same(infos, attrs)
+
+
+elementwise("aten::dropout", "Tensor input, float p, bool train", ref=lambda xp, a, p, train: a,
+            dtype_rule=_rule_dropout, numba="{input}")

@@ -6,22 +6,33 @@
 * ``ref(xp, *operands, **attrs)``: the reference, on arrays already cast to the compute dtype.
 * ``dtype_rule((dtype, priority) per operand, attrs) -> (compute_dtype, out_dtype)``:
   ``same`` (result_type), ``float`` (int/bool become float32: exp, true div), ``compare``
-  (compute in result_type, produce bool), or a custom function.
+  (compute in result_type, produce bool), ``bool`` (logical ops), or a custom function.
+  ``dtypes=`` restricts the promoted input dtype (PyTorch's "not implemented for 'Bool'").
 * templates: a scalar expression per language over the operand names and attribute names in
   braces; a dict picks by the compute dtype (``"float32"``), then its category (``"float"``,
-  ``"int"``, ``"bool"``), then ``"default"``.  Attributes are rendered as literals; operands as
-  variables holding the compute dtype.
+  ``"int"``, ``"bool"``), then ``"default"``; a callable ``(compute_dtype, attrs) -> str``
+  handles attribute-dependent code (div's rounding_mode).  Attributes are rendered as literals;
+  operands as variables holding the compute dtype (``operand_dtypes`` says which operands keep
+  their own dtype instead, e.g. ``where``'s condition); an absent optional operand (clamp's
+  ``min=None``) renders as ``None``.  ``{T}`` in a template stands for the numpy scalar type
+  name of the compute dtype (``np.{T}(1)`` -> ``np.float32(1)``).
 
 float16 and bfloat16 are computed in float32 (as PyTorch's CPU kernels and CUDA do) and
 rounded once at the end, so every backend sees the same compute dtype: ``compute_dtype_of``.
+
+With no array among the operands (``aten::add(%i, %1)`` on ints in a scripted loop) an op is
+TorchScript scalar arithmetic: it is computed on int64/float64/bool and returns a Python scalar
+(int op int -> int, true div -> float, comparisons -> bool, int // 0 raises).
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from .dtypes import Priority, is_bool, is_float, is_int, operand_info, result_type, to_float
+from ..errors import UnsupportedOpError
+from .dtypes import (ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, Priority, is_bool, is_float, is_int,
+                     operand_info, result_type, to_float)
 from .registry import OpDef, parse_schema, register
 
 # A template is a string, a dict keyed by dtype/category/"default", or a function
@@ -47,7 +58,32 @@ def rule_bool(infos, attrs) -> Tuple[str, str]:
     return "bool", "bool"
 
 
-DTYPE_RULES = {"same": rule_same, "float": rule_float, "compare": rule_compare, "bool": rule_bool}
+def rule_first(infos, attrs) -> Tuple[str, str]:
+    """The first operand's dtype, others are cast to it (masked_fill's value)."""
+    return infos[0][0], infos[0][0]
+
+
+DTYPE_RULES = {"same": rule_same, "float": rule_float, "compare": rule_compare, "bool": rule_bool,
+               "first": rule_first}
+
+# Named sets for ``dtypes=``: the promoted *input* dtypes an op accepts.
+DTYPE_SETS = {
+    "all": ALL_DTYPES, "float": FLOAT_DTYPES, "int": INT_DTYPES, "int_bool": ("bool",) + INT_DTYPES,
+    "number": INT_DTYPES + FLOAT_DTYPES,
+}
+
+
+def restricted(rule: Callable, allowed: Sequence[str], op_name: str) -> Callable:
+    """Wrap ``rule`` so an input dtype outside ``allowed`` raises UnsupportedOpError."""
+    allowed = frozenset(allowed)
+
+    def checked(infos, attrs):
+        dt = result_type(infos)
+        if dt not in allowed:
+            raise UnsupportedOpError(f"{op_name} is not implemented for dtype {dt} "
+                                     f"(PyTorch has no such kernel either)")
+        return rule(infos, attrs)
+    return checked
 
 
 def compute_dtype_of(dtype: str) -> str:
@@ -59,37 +95,129 @@ def category_name(dtype: str) -> str:
     return "float" if is_float(dtype) else "int" if is_int(dtype) else "bool"
 
 
+def numpy_type_name(dtype: str) -> str:
+    """``np.<name>`` spelling of a compute dtype (``bool`` is ``np.bool_``)."""
+    return "bool_" if dtype == "bool" else dtype
+
+
 def pick_template(template: Template, compute_dtype: str,
                   attrs: Optional[Dict[str, Any]] = None) -> Optional[str]:
-    """The template text for ``compute_dtype``, or None if the op has none for it."""
+    """The template text for ``compute_dtype``, or None if the op has none for it.
+    ``{T}`` is replaced by the compute dtype's numpy name; other braces are left to render."""
+    if template is None:
+        return None
     if isinstance(template, str):
-        return template
-    if callable(template):
-        return template(compute_dtype, attrs or {})
-    for key in (compute_dtype, category_name(compute_dtype), "default"):
-        if key in template:
-            return template[key]
-    return None
+        text = template
+    elif callable(template):
+        text = template(compute_dtype, attrs or {})
+    else:
+        text = None
+        for key in (compute_dtype, category_name(compute_dtype), "default"):
+            if key in template:
+                text = template[key]
+                break
+    return None if text is None else text.replace("{T}", numpy_type_name(compute_dtype))
+
+
+# Per-op extras that OpDef has no field for (kept here, read through the functions below).
+_KEEP: Dict[str, Tuple[str, ...]] = {}
+_NORMALIZE: Dict[str, Callable] = {}
+_SCALAR_OUT: Dict[str, str] = {}
+_PRECHECK: Dict[str, Callable] = {}
+
+
+def kept_operands(op: OpDef) -> Tuple[str, ...]:
+    """Operands not cast to the compute dtype and not in promotion (``where``'s condition)."""
+    return _KEEP.get(op.name, ())
+
+
+def normalize_args(op: OpDef, args: Sequence[Any]) -> List[Any]:
+    """A node's inputs -> the full schema-ordered argument list (defaults filled in).
+    Ops with several overloads (``aten::to``) map each overload onto their one schema here."""
+    norm = _NORMALIZE.get(op.name)
+    if norm is not None:
+        args = norm(list(args))
+    n = len(op.params)
+    if len(args) < n:
+        args = list(args) + [p.default for p in op.params[len(args):]]
+    return list(args)
 
 
 def signature_dtypes(op: OpDef, operand_infos, attrs) -> Tuple[str, str]:
-    """(compute dtype, output dtype) of ``op`` for operands described as (dtype, priority)."""
-    present = [i for i in operand_infos if i is not None]
+    """(compute dtype, output dtype) of ``op`` for operands described as (dtype, priority) in
+    schema order (None for an absent optional operand).  The compute dtype is the rule's; use
+    ``compute_dtype_of`` for the dtype code computes in (float16 -> float32)."""
+    keep = _KEEP.get(op.name, ())
+    names = op.operand_names
+    present = [i for n, i in zip(names, operand_infos) if i is not None and n not in keep]
     return op.dtype_rule(present, attrs)
 
 
-def _impl_for(op_ref: Callable, operand_idx, attr_names, attr_idx, name: str):
+def operand_dtypes(op: OpDef, operand_infos, attrs) -> List[Optional[str]]:
+    """The dtype each operand variable holds in generated code: the compute dtype, except for
+    kept operands (their own dtype) and absent ones (None)."""
+    compute = compute_dtype_of(signature_dtypes(op, operand_infos, attrs)[0])
+    keep = _KEEP.get(op.name, ())
+    return [None if i is None else (i[0] if n in keep else compute)
+            for n, i in zip(op.operand_names, operand_infos)]
+
+
+def _cast(xp, v, dtype):
+    if hasattr(v, "ndim"):
+        return v.astype(dtype, copy=False)
+    # Python scalars wrap like PyTorch's casts (uint8 - 1 adds 255), never raise OverflowError.
+    return xp.asarray(v).astype(dtype, copy=False)
+
+
+def _ts_scalar_dtype(v) -> str:
+    return "bool" if isinstance(v, (bool, np.bool_)) else \
+        "int64" if isinstance(v, (int, np.integer)) else "float64"
+
+
+def _scalar_call(op: OpDef, operands, attrs):
+    """TorchScript scalar arithmetic: no operand is an array; returns a Python scalar."""
+    keep = _KEEP.get(op.name, ())
+    infos = [(_ts_scalar_dtype(v), Priority.DIM) for n, v in zip(op.operand_names, operands)
+             if v is not None and n not in keep]
+    compute, out = op.dtype_rule(infos, attrs)
+    if compute == "float32":  # a Python float is a double; to_float's default does not apply
+        compute = "float64"
+    out = _SCALAR_OUT.get(op.name, "float64" if out == "float32" else out)
+    if out == "float64":  # pow(int, int) and fmod(int, int) are float functions in TorchScript
+        compute = "float64"
+    cast = [None if v is None else (np.asarray(v) if n in keep else _cast(np, v, compute))
+            for n, v in zip(op.operand_names, operands)]
+    with np.errstate(all="ignore"):
+        return np.asarray(op.ref(np, *cast, **attrs)).astype(out).item()
+
+
+def _impl_for(op: OpDef, operand_idx, attr_idx):
+    """The interpreter's entry point for ``op``: ``impl(xp, *args)`` in schema order."""
+    name, params, n = op.name, op.params, len(op.params)
+    names = op.operand_names
+    attr_names = [params[i].name for i in attr_idx]
+    keep = _KEEP.get(name, ())
+    check = _PRECHECK.get(name)
+    normalizing = name in _NORMALIZE
+    rule = op.dtype_rule
+
     def impl(xp, *args):
+        if len(args) != n or normalizing:
+            args = normalize_args(op, args)
         operands = [args[i] for i in operand_idx]
-        attrs = {n: args[i] for n, i in zip(attr_names, attr_idx)}
-        op = _BY_NAME[name]
-        compute, out = signature_dtypes(op, [None if v is None else operand_info(v)
-                                             for v in operands], attrs)
+        attrs = {a: args[i] for a, i in zip(attr_names, attr_idx)}
+        if check is not None:
+            check(operands, attrs)
+        if not any(hasattr(v, "ndim") for v in operands):
+            return _scalar_call(op, operands, attrs)
+        infos = [operand_info(v) for k, v in zip(names, operands) if v is not None and k not in keep]
+        compute, out = rule(infos, attrs)
         compute = compute_dtype_of(compute)
-        cast = [None if v is None else xp.asarray(v, dtype=compute) for v in operands]
+        cast = [v if v is None or k in keep else _cast(xp, v, compute)
+                for k, v in zip(names, operands)]
         with np.errstate(all="ignore"):
-            result = op_ref(xp, *cast, **attrs)
-        return xp.asarray(result).astype(out, copy=False)
+            result = xp.asarray(op.ref(xp, *cast, **attrs))
+            return result if result.dtype == out else result.astype(out)
     return impl
 
 
@@ -97,17 +225,39 @@ _BY_NAME: Dict[str, OpDef] = {}
 
 
 def elementwise(name: str, schema: str, ref: Callable, *, dtype_rule: Any = "same",
-                numba: Template = None, cuda: Template = None, python_name: Optional[str] = None,
-                aliases: Sequence[str] = (), infer: Optional[Callable] = None) -> OpDef:
-    """Register an elementwise op (see the module docstring)."""
+                numba: Template = None, cuda: Template = None, python_name: Any = "",
+                aliases: Sequence[str] = (), infer: Optional[Callable] = None,
+                dtypes: Union[str, Sequence[str]] = "all", keep: Sequence[str] = (),
+                normalize: Optional[Callable] = None, scalar_out: Optional[str] = None,
+                precheck: Optional[Callable] = None) -> OpDef:
+    """Register an elementwise op (see the module docstring).
+
+    ``dtypes``: accepted promoted input dtypes (a name in DTYPE_SETS or a tuple);
+    ``keep``: operands excluded from promotion and casting; ``normalize(args) -> args`` maps
+    other overloads onto the schema; ``scalar_out``: the TorchScript result dtype of the
+    all-scalar form when it differs (``floor(float) -> int``); ``precheck(operands, attrs)``
+    raises on value-dependent errors PyTorch raises (int tensor ** negative Python int).
+    """
     params = parse_schema(schema)
     operand_idx = [i for i, p in enumerate(params) if p.is_operand]
     attr_idx = [i for i, p in enumerate(params) if not p.is_operand]
-    attr_names = [params[i].name for i in attr_idx]
     rule = DTYPE_RULES[dtype_rule] if isinstance(dtype_rule, str) else dtype_rule
+    allowed = DTYPE_SETS[dtypes] if isinstance(dtypes, str) else tuple(dtypes)
+    if set(allowed) != set(ALL_DTYPES):
+        rule = restricted(rule, allowed, name)
     templates = {k: v for k, v in (("numba", numba), ("cuda", cuda)) if v is not None}
-    op = OpDef(name, params, _impl_for(ref, operand_idx, attr_names, attr_idx, name),
-               category="elementwise", python_name=python_name or name.split("::")[1],
+    if python_name == "":  # default: the name after "::"; None hides the op (aten::__and__)
+        python_name = name.split("::")[1]
+    op = OpDef(name, params, None, category="elementwise", python_name=python_name,
                aliases=tuple(aliases), dtype_rule=rule, templates=templates, ref=ref, infer=infer)
     _BY_NAME[name] = op
+    if keep:
+        _KEEP[name] = tuple(keep)
+    if normalize is not None:
+        _NORMALIZE[name] = normalize
+    if scalar_out is not None:
+        _SCALAR_OUT[name] = scalar_out
+    if precheck is not None:
+        _PRECHECK[name] = precheck
+    op.impl = _impl_for(op, operand_idx, attr_idx)
     return register(op)

@@ -1,0 +1,69 @@
+"""Known functions that ``prim::CallFunction`` can call, by name.
+
+TorchScript refers to a function through a constant and calls it with ``prim::CallFunction``;
+PyTorch's TensorExpr fuser, for one, emits a fallback call like this::
+
+    %130 : Function = prim::Constant[name="fallback_function", fallback=1]()
+    %131 : (Tensor, Tensor) = prim::CallFunction(%130, %c.1, %b.1, %h.1)
+
+The table maps a name to a Python callable (called with the runtime arguments) or to a ``Graph``
+(interpreted on them).  The interpreter resolves a constant with a ``name`` attribute through
+``lookup_function``::
+
+    register_function("fallback_function", subgraph)
+    lookup_function("fallback_function")   # -> subgraph
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, Optional, Sequence, Union
+
+from ..errors import UnsupportedOpError
+from ..ir.graph import Graph
+
+Function = Union[Callable[..., Any], Graph]
+
+_FUNCTIONS: Dict[str, Function] = {}
+
+
+def register_function(name: str, fn: Function) -> Function:
+    """Make ``fn`` (a callable or a Graph) callable by ``name``; a later registration replaces
+    an earlier one of the same name."""
+    if not (callable(fn) or isinstance(fn, Graph)):
+        raise TypeError(f"register_function({name!r}): expected a callable or a Graph, "
+                        f"got {type(fn).__name__}")
+    _FUNCTIONS[name] = fn
+    return fn
+
+
+def unregister_function(name: str) -> None:
+    """Forget ``name`` (no error if it is unknown)."""
+    _FUNCTIONS.pop(name, None)
+
+
+def lookup_function(name: str) -> Optional[Function]:
+    """The function registered as ``name``, or None."""
+    return _FUNCTIONS.get(name)
+
+
+def resolve_function(name: str) -> Function:
+    """The function registered as ``name``; ``UnsupportedOpError`` naming it if there is none."""
+    fn = _FUNCTIONS.get(name)
+    if fn is None:
+        raise UnsupportedOpError(f"unknown function '{name}': register it with "
+                                 f"torchlike.ops.functions.register_function")
+    return fn
+
+
+def call_function(fn: Any, args: Sequence[Any]) -> Any:
+    """Call a function value.  A Graph's single output is returned as is, several as a tuple
+    (the way ``Interpreter.run`` returns them); a name is looked up first."""
+    if isinstance(fn, str):
+        fn = resolve_function(fn)
+    if isinstance(fn, Graph):
+        from ..interpreter import Interpreter   # the interpreter imports the ops: import late
+        outputs = Interpreter(fn).run_outputs(list(args))
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+    if callable(fn):
+        return fn(*args)
+    raise UnsupportedOpError(f"prim::CallFunction: the callee is not a known function "
+                             f"(got {type(fn).__name__}: {fn!r})")
