@@ -1,0 +1,88 @@
+"""Small graph-editing helpers the passes share."""
+from __future__ import annotations
+
+from typing import Dict, Iterator, Optional, Set
+
+from ..ir.graph import Block, Graph, Node, Value
+from ..ops import registry
+
+SUBGRAPH_ATTR = "Subgraph"
+CONTROL_FLOW = ("prim::If", "prim::Loop")
+
+
+def is_pure(node: Node, cache: Dict[int, bool] = None) -> bool:
+    """True when ``node`` has no side effects: removable if unused, mergeable with a twin.
+
+    Constants are pure; ``prim::If``/``prim::Loop`` are pure when every node inside is; a fusion
+    group is pure when its subgraph is; a registry op says so in its entry; an unknown kind is
+    assumed to have side effects."""
+    if cache is not None and id(node) in cache:
+        return cache[id(node)]
+    kind = node.kind
+    if kind == "prim::Constant":
+        pure = True
+    elif node.blocks:
+        pure = kind in CONTROL_FLOW and all(is_pure(n, cache) for b in node.blocks
+                                            for n in b.nodes)
+    elif isinstance(node.attrs.get(SUBGRAPH_ATTR), Graph):
+        pure = all(is_pure(n, cache) for n in node.attrs[SUBGRAPH_ATTR].all_nodes())
+    else:
+        op = registry.lookup(kind)
+        pure = op is not None and op.pure
+    if cache is not None:
+        cache[id(node)] = pure
+    return pure
+
+
+def returned_values(graph: Graph) -> Set[int]:
+    """Ids of the values some block of ``graph`` returns (for ``replace_all_uses``)."""
+    return {id(v) for b in graph.all_blocks() for v in b.returns}
+
+
+def replace_all_uses(old: Value, new: Value, graph: Graph,
+                     returned: Optional[Set[int]] = None) -> None:
+    """Make every use of ``old`` (node inputs and block returns) a use of ``new``, keeping
+    ``uses`` lists exact (a node that uses ``old`` twice gains two uses of ``new``).
+    ``returned`` (from ``returned_values``, kept up to date here) spares a walk over every
+    block when ``old`` is returned by none."""
+    seen = set()
+    for node in old.uses:
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        count = 0
+        for i, v in enumerate(node.inputs):
+            if v is old:
+                node.inputs[i] = new
+                count += 1
+        new.uses.extend([node] * count)
+    old.uses = []
+    if returned is not None:
+        if id(old) not in returned:
+            return
+        returned.add(id(new))
+    for block in graph.all_blocks():
+        if any(v is old for v in block.returns):
+            block.returns = [new if v is old else v for v in block.returns]
+
+
+def unlink_inputs(node: Node) -> None:
+    """Drop ``node``'s inputs, removing it from their ``uses`` lists."""
+    for v in node.inputs:
+        v.uses.remove(node)
+    node.inputs = []
+
+
+def subgraphs(graph: Graph) -> Iterator[Graph]:
+    """The fusion subgraphs held directly by ``graph``'s nodes (any block)."""
+    for node in graph.all_nodes():
+        sub = node.attrs.get(SUBGRAPH_ATTR)
+        if isinstance(sub, Graph):
+            yield sub
+
+
+def block_index(block: Block, node: Node) -> int:
+    for i, n in enumerate(block.nodes):
+        if n is node:
+            return i
+    raise ValueError(f"{node.describe()} is not in its block")
