@@ -1,0 +1,139 @@
+"""``torchlike.jit``: capture a Python function as a graph, optimize and fuse it, run it.
+
+    import numpy as np, torchlike
+    from torchlike import jit
+
+    def f(x, y):
+        return torchlike.tanh(x * y + 1.0)
+
+    x = np.random.rand(2, 3).astype(np.float32)
+    fn = jit.trace(f, (x, x))        # or jit.script(f): control flow kept as prim::If/prim::Loop
+    fn(x, x)                         # specialized, fused and cached per input signature
+    print(fn.graph)                  # graph(%x : Float(2, 3, ...), ...)
+    print(fn.graph_for(x, x))        # ... %4 : Float(2, 3) = prim::FusionGroup_0(%x, %y) ...
+    fn.save("f.tlk"); g = jit.load("f.tlk")
+
+Working on graphs directly: ``run(graph, *inputs)`` interprets (fusion groups go through the
+fuser's executor), ``fuse(graph)`` partitions, ``codegen(graph, *inputs, backend="cpu")`` shows
+the generated kernels, ``stats()``/``reset_stats()`` report the kernel cache and fallbacks.
+
+Switches: the programmatic twins of the ``TORCHLIKE_*`` environment variables are re-exported
+from ``torchlike.fuser.config`` (``set_fusion_enabled``, ``fusion_enabled``, ``set_backend``,
+``set_strict``, ...), when the fuser is installed.
+"""
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable, Dict, List
+
+from ..errors import ScriptError, TorchlikeError
+from ..interpreter import Interpreter
+from ..ir.graph import Graph
+from .code import graph_to_code
+from .script_function import ScriptFunction, fuser, signature_of
+from .serialization import SerializationError, load_function
+
+try:  # the switches' programmatic twins
+    from ..fuser.config import *  # noqa: F401,F403
+    from ..fuser.config import __all__ as _config_names
+except ImportError:  # pragma: no cover - the fuser is optional
+    _config_names = []
+
+__all__ = ["ScriptFunction", "ScriptError", "SerializationError", "trace", "script", "load",
+           "run", "fuse", "codegen", "stats", "reset_stats", "graph_to_code"] + list(_config_names)
+
+
+def _param_names(fn: Callable, count: int) -> List[str]:
+    try:
+        params = [p.name for p in inspect.signature(fn).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        params = []
+    return params[:count] if len(params) >= count else None
+
+
+def trace(fn: Callable, example_inputs) -> ScriptFunction:
+    """Run ``fn`` once on ``example_inputs`` (a tuple of arrays and Python scalars, or one
+    array), recording every op into a graph, and return it as a ``ScriptFunction``.  Python
+    control flow is evaluated during tracing: the graph holds the branch the example took.
+
+        >>> fn = jit.trace(lambda x: x * 2.0, np.ones(3, np.float32))
+        >>> print(fn.graph)
+        graph(%x : Float(3, strides=[1], requires_grad=0, device=cpu)):
+          %1 : float = prim::Constant[value=2.]()
+          %2 : Float(3, strides=[1], requires_grad=0, device=cpu) = aten::mul(%x, %1)
+          return (%2)
+    """
+    from ..frontend.tracer import trace_graph
+    if not isinstance(example_inputs, (tuple, list)):
+        example_inputs = (example_inputs,)
+    graph = trace_graph(fn, tuple(example_inputs))
+    name = getattr(fn, "__name__", "forward")
+    return ScriptFunction(graph, name="forward" if name == "<lambda>" else name,
+                          input_names=_param_names(fn, len(graph.inputs)), kind="trace", fn=fn)
+
+
+def script(fn: Callable) -> ScriptFunction:
+    """Compile ``fn``'s Python source (the scriptable subset: arithmetic, calls of torchlike
+    ops, ``if``/``for``/``while``) into a graph that keeps its control flow; raises
+    ``ScriptError`` quoting the offending line otherwise.  Usable as a decorator::
+
+        @jit.script
+        def f(x, n: int):
+            for _ in range(n):
+                x = torchlike.sigmoid(x * 1.1)
+            return x
+    """
+    from ..frontend.script import script_graph
+    graph = script_graph(fn)
+    return ScriptFunction(graph, name=getattr(fn, "__name__", "forward"),
+                          input_names=_param_names(fn, len(graph.inputs)), kind="script", fn=fn)
+
+
+def load(path) -> ScriptFunction:
+    """Read a function written by ``ScriptFunction.save`` (format: ``torchlike.jit.serialization``).
+    Raises ``SerializationError`` for a file of another format or a newer version."""
+    loaded: Dict[str, Any] = load_function(path)
+    return ScriptFunction(loaded["graph"], name=loaded["name"],
+                          input_names=loaded["input_names"], kind=loaded["kind"])
+
+
+def run(graph: Graph, *inputs: Any) -> Any:
+    """Interpret ``graph`` on ``inputs`` as is (no passes); its ``prim::FusionGroup`` nodes run
+    through the fuser's executor (compiled kernels) when the fuser is installed.  One output is
+    returned as is, several as a tuple."""
+    return Interpreter(graph, fusion_runner=fuser().run_fusion_group).run(*inputs)
+
+
+def _require(module: str):
+    import importlib
+    try:
+        return importlib.import_module(f"torchlike.fuser.{module}")
+    except ImportError as e:
+        raise TorchlikeError(f"torchlike.fuser.{module} is not available: {e}") from e
+
+
+def fuse(graph: Graph, **options) -> Graph:
+    """A copy of ``graph`` with its fusible elementwise regions grouped into
+    ``prim::FusionGroup`` nodes (``torchlike.fuser.partition.fuse``; options pass through;
+    ``dont_fuse`` defaults to the ``TORCHLIKE_DONT_FUSE`` setting)."""
+    partition = _require("partition")
+    options.setdefault("dont_fuse", _require("config").dont_fuse())
+    return partition.fuse(graph, **options)
+
+
+def codegen(graph: Graph, *inputs: Any, backend: str = "cpu"):
+    """The kernels generated for ``graph``'s fusion groups when run on ``inputs``, for
+    ``backend`` (``"cpu"``: Numba source, ``"cuda"``: CUDA C); see
+    ``torchlike.fuser.codegen.codegen``."""
+    return _require("codegen").codegen(graph, *inputs, backend=backend)
+
+
+def stats() -> Dict[str, Any]:
+    """Counters of the fuser: kernel cache hits and misses, compiles, fallbacks by reason."""
+    return _require("stats").stats()
+
+
+def reset_stats() -> None:
+    """Zero the counters that ``stats()`` reports."""
+    _require("stats").reset_stats()

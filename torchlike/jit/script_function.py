@@ -1,0 +1,209 @@
+"""``ScriptFunction``: what ``trace`` and ``script`` return, a graph you can call.
+
+    >>> fn = torchlike.jit.trace(lambda x, y: x * y + 1.0, (a, b))
+    >>> fn(a, b)                       # specialized for (a, b)'s types, fused, cached
+    >>> print(fn.graph)                # the graph as captured
+    >>> print(fn.code)                 # the same, as Python-like source
+    >>> print(fn.graph_for(a, b))      # the optimized graph that fn(a, b) runs
+
+A call is specialized on its arguments' signature: dtype, shape, strides and array type (numpy or
+cupy, with the device) of each array, the type of each scalar.  The first call with a new
+signature copies the graph, infers its types from the arguments, propagates constants, merges
+common subexpressions, removes dead code and, when fusion is enabled, forms fusion groups; the
+result and an interpreter for it are cached, so a warm call is one signature and one dict lookup.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from ..interpreter import Interpreter
+from ..ir.graph import Graph, clone_graph
+from ..ir.types import type_of_python_value
+from ..passes import (eliminate_common_subexpressions, eliminate_dead_code, infer_types,
+                      propagate_constants)
+from .code import graph_to_code
+from .serialization import save_function
+
+_SCALAR_TYPES = (int, float, bool, type(None), str)
+
+
+class _NoConfig:
+    generation = 0
+
+    @staticmethod
+    def fusion_enabled() -> bool:
+        return False
+
+    @staticmethod
+    def dont_fuse() -> frozenset:
+        return frozenset()
+
+
+class _Fuser:
+    """The fuser's entry points, if the fuser package is importable (else fusion is off)."""
+
+    loaded = False
+    config: Any = _NoConfig
+    fuse: Optional[Callable] = None
+    run_fusion_group: Optional[Callable] = None
+
+    @classmethod
+    def load(cls) -> "type[_Fuser]":
+        if cls.loaded:
+            return cls
+        cls.loaded = True
+        try:
+            from ..fuser import config
+            cls.config = config
+        except ImportError:
+            pass
+        try:
+            from ..fuser.partition import fuse
+            cls.fuse = staticmethod(fuse)
+        except ImportError:
+            pass
+        try:
+            from ..fuser.executor import run_fusion_group
+            cls.run_fusion_group = staticmethod(run_fusion_group)
+        except ImportError:
+            pass
+        return cls
+
+
+def fuser() -> "type[_Fuser]":
+    return _Fuser.load()
+
+
+def _arg_key(a: Any) -> Any:
+    """The part of a call's signature one argument contributes (cheap: warm calls pay it)."""
+    t = type(a)
+    if t is np.ndarray:
+        return (a.dtype, a.shape, a.strides)
+    if t in _SCALAR_TYPES:
+        return t
+    if hasattr(a, "__cuda_array_interface__"):  # cupy: the device matters too
+        return (t, a.dtype, a.shape, a.strides, getattr(getattr(a, "device", None), "id", None))
+    if hasattr(a, "dtype") and hasattr(a, "shape"):  # ndarray subclasses, 0-d numpy scalars
+        return (t, a.dtype, a.shape, getattr(a, "strides", None))
+    if t is tuple or t is list:
+        return (t, tuple(_arg_key(x) for x in a))
+    return t
+
+
+def signature_of(args: Tuple[Any, ...]) -> Tuple[Any, ...]:
+    """The cache key of a call: one entry per argument (see ``_arg_key``)."""
+    return tuple(map(_arg_key, args))
+
+
+def _default_input_names(graph: Graph) -> List[str]:
+    names = []
+    for v in graph.inputs:
+        base = v.name.split(".")[0] if not v.name[0].isdigit() else f"arg{len(names)}"
+        names.append(base)
+    return names
+
+
+class ScriptFunction:
+    """A captured function: its graph plus per-signature optimized versions of it.
+
+    Build one with ``torchlike.jit.trace``, ``torchlike.jit.script`` or ``torchlike.jit.load``,
+    or directly from a graph::
+
+        g = torchlike.ir.parse_graph('''
+        graph(%x : Tensor):
+          %1 : float = prim::Constant[value=2.]()
+          %2 : Tensor = aten::mul(%x, %1)
+          return (%2)''')
+        double = ScriptFunction(g, name="double")
+        double(np.ones(3, np.float32))        # array([2., 2., 2.], dtype=float32)
+
+    ``kind`` records how the graph was made: ``"trace"``, ``"script"`` or ``"graph"``.
+    """
+
+    def __init__(self, graph: Graph, name: str = "forward",
+                 input_names: Optional[List[str]] = None, kind: str = "graph",
+                 fn: Optional[Callable] = None):
+        self._graph = graph
+        self.name = name
+        self.input_names = list(input_names) if input_names else _default_input_names(graph)
+        self.kind = kind
+        self.fn = fn
+        # signature -> Interpreter over the specialized graph, valid for one generation of the
+        # fuser's settings (fusion on/off, dont_fuse, ...): any setter empties it.
+        self._cache: Dict[Tuple, Interpreter] = {}
+        self._config = fuser().config
+        self._generation = self._config.generation
+        if fn is not None:
+            functools.update_wrapper(self, fn, assigned=("__module__", "__name__", "__qualname__",
+                                                         "__doc__"), updated=())
+
+    # -- the captured program ---------------------------------------------------------------
+    @property
+    def graph(self) -> Graph:
+        """The graph as captured (not specialized; see ``graph_for``)."""
+        return self._graph
+
+    @property
+    def code(self) -> str:
+        """The graph as Python-like source, like PyTorch's ``.code``::
+
+            def forward(x: Tensor) -> Tensor:
+              _0 = torch.mul(x, 2.)
+              return _0
+        """
+        return graph_to_code(self._graph, self.name, self.input_names)
+
+    # -- specialization ---------------------------------------------------------------------
+    def graph_for(self, *args: Any) -> Graph:
+        """The optimized graph that ``self(*args)`` runs: typed for these arguments, with
+        constants folded, duplicates merged, dead code removed and (if fusion is enabled)
+        ``prim::FusionGroup`` nodes.  The same object is returned for the same signature."""
+        return self._interpreter_for(args).graph
+
+    def _interpreter_for(self, args: Tuple[Any, ...]) -> Interpreter:
+        if self._config.generation != self._generation:
+            self.clear_cache()
+        key = signature_of(args)
+        interp = self._cache.get(key)
+        if interp is None:
+            interp = self._cache[key] = self._specialize(args)
+        return interp
+
+    def _specialize(self, args: Tuple[Any, ...]) -> Interpreter:
+        if len(args) != len(self._graph.inputs):
+            raise TypeError(f"{self.name}() takes {len(self._graph.inputs)} arguments "
+                            f"({', '.join(self.input_names)}), got {len(args)}")
+        g = clone_graph(self._graph)
+        infer_types(g, [type_of_python_value(a) for a in args])
+        propagate_constants(g)
+        eliminate_common_subexpressions(g)
+        eliminate_dead_code(g)
+        f = fuser()
+        if f.fuse is not None and f.config.fusion_enabled():
+            g = f.fuse(g, dont_fuse=f.config.dont_fuse())
+        return Interpreter(g, fusion_runner=f.run_fusion_group)
+
+    def clear_cache(self) -> None:
+        """Forget every specialization (the next call of each signature re-optimizes)."""
+        self._cache.clear()
+        self._generation = self._config.generation
+
+    def __call__(self, *args: Any) -> Any:
+        # The warm path: one settings check, one signature, one lookup, then the interpreter.
+        interp = self._cache.get(tuple(map(_arg_key, args)))
+        if interp is None or self._config.generation != self._generation:
+            interp = self._interpreter_for(args)
+        return interp.run(*args)
+
+    # -- persistence --------------------------------------------------------------------------
+    def save(self, path) -> None:
+        """Write this function to ``path`` (see ``torchlike.jit.serialization`` for the
+        format); ``torchlike.jit.load(path)`` gives it back."""
+        save_function(path, self._graph, self.name, self.input_names, self.kind)
+
+    def __repr__(self) -> str:
+        return (f"<ScriptFunction {self.name}({', '.join(self.input_names)}) [{self.kind}], "
+                f"{len(self._cache)} specializations>")
