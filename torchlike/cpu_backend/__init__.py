@@ -1,0 +1,81 @@
+"""The CPU backend: one Numba kernel per fusion group and kernel key.
+
+``codegen`` renders the kernel's Python source, ``compiler`` compiles it (through the on-disk
+cache) and builds launchers, ``scalar_math`` holds the ``tl_*`` scalar helpers templates call.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+import sys
+from typing import Optional, Tuple
+
+from ..fuser.backend import ArraySpec, Backend, GroupSpec, KernelSource
+from . import codegen
+
+__all__ = ["CpuBackend"]
+
+
+def _fingerprint() -> str:
+    """What the cached machine code also depends on: the toolchain and the helpers it inlines
+    (Numba's own cache does not notice a changed callee in another module)."""
+    parts = [sys.version, platform.machine()]
+    try:
+        import numba
+        import numpy
+        parts += [numba.__version__, numpy.__version__]
+    except ImportError:
+        pass
+    here = os.path.dirname(__file__)
+    for name in ("scalar_math.py", "codegen.py"):
+        try:
+            with open(os.path.join(here, name), "rb") as f:
+                parts.append(hashlib.sha256(f.read()).hexdigest())
+        except OSError:
+            pass
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+class CpuBackend(Backend):
+    """Numba on the CPU, for numpy arrays of every standard dtype but bfloat16."""
+
+    name = "cpu"
+
+    def __init__(self):
+        self._fingerprint: Optional[str] = None
+
+    def available(self) -> Tuple[bool, str]:
+        try:
+            import numba  # noqa: F401
+        except Exception as e:  # ImportError, or a numba/numpy version mismatch
+            return False, f"numba cannot be imported ({type(e).__name__}: {e})"
+        return True, ""
+
+    def check(self, spec: GroupSpec) -> Optional[str]:
+        for s in spec.signature:
+            if isinstance(s, ArraySpec):
+                if s.module != "numpy":
+                    return f"backend unavailable: cpu backend takes numpy arrays, not {s.module}"
+                if s.dtype == "bfloat16":
+                    return "unsupported dtype bfloat16"
+        return None
+
+    def kernel_key(self, spec: GroupSpec) -> Tuple:
+        return ("cpu", codegen.VERSION, spec.structure, spec.input_key(), codegen.size_class(spec))
+
+    def key_hash(self, key: Tuple) -> str:
+        if self._fingerprint is None:
+            self._fingerprint = _fingerprint()
+        return hashlib.sha256((repr(key) + self._fingerprint).encode()).hexdigest()[:40]
+
+    def generate(self, spec: GroupSpec) -> KernelSource:
+        key = self.kernel_key(spec)
+        h = self.key_hash(key)
+        header = f"# torchlike-cpu-kernel v{codegen.VERSION} {h}"
+        src = codegen.render(spec, h, header)
+        return KernelSource(src.name, src.source, key, dict(src.info, hash=h))
+
+    def compile(self, source: KernelSource):
+        from .compiler import compile_kernel
+        return compile_kernel(source)

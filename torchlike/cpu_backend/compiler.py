@@ -1,0 +1,151 @@
+"""Compile a generated kernel module with Numba and wrap it in per-signature launchers.
+
+``compile_kernel(source)`` writes the module to the disk cache (if it is not already there,
+byte for byte), executes it as a module named after its file, and compiles the kernel eagerly
+for its exact Numba argument types -- Numba loads the machine code from its own cache next to
+the file when it can (counted as ``disk_hits``), else compiles (``kernels_compiled``).  If a
+cached artifact is unreadable, the kernel's Numba cache files are deleted and it is compiled
+once more before the failure becomes a fallback.
+"""
+from __future__ import annotations
+
+import glob
+import os
+import sys
+import types
+from typing import Any, Callable, Optional, Sequence
+
+import numpy as np
+
+from ..fuser.backend import ArraySpec, GroupSpec, KernelSource, Unsupported
+from ..fuser.cache import ensure_source, kernel_dir
+from ..fuser.stats import bump
+from ..interpreter import constant_runtime_value
+from .codegen import kernel_outputs
+
+_empty = np.empty
+_uint16 = np.dtype("uint16")
+
+
+def _numba_types(arg_types, uses_err: bool):
+    import numba
+    from numba.core import types as nt
+    scalars = {"bool": nt.boolean, "int64": nt.int64, "float64": nt.float64}
+    out = []
+    for t in arg_types:
+        if t[0] == "scalar":
+            out.append(scalars[t[1]])
+        else:
+            _, dt, rank, layout, readonly = t
+            out.append(nt.Array(numba.from_dtype(np.dtype(dt)), rank, layout, readonly=readonly))
+    if uses_err:
+        out.append(nt.Array(nt.int32, 1, "C"))
+    return tuple(out)
+
+
+def _load(path: str, modname: str, text: str):
+    module = types.ModuleType(modname)
+    module.__file__ = path
+    sys.modules[modname] = module
+    exec(compile(text, path, "exec"), module.__dict__)
+    return module
+
+
+def _drop_numba_cache(path: str, modname: str) -> None:
+    pattern = os.path.join(os.path.dirname(path), "__pycache__", f"*{modname}*")
+    for f in glob.glob(pattern) + glob.glob(os.path.join(os.path.dirname(path), "__pycache__",
+                                                         f"{os.path.basename(path)[:-3]}*")):
+        try:
+            os.unlink(f)
+        except OSError:
+            pass
+
+
+class CpuKernel:
+    """A compiled Numba kernel (``dispatcher``) and how to call it."""
+
+    def __init__(self, source: KernelSource, dispatcher, from_disk: bool):
+        self.source = source
+        self.dispatcher = dispatcher
+        self.from_disk = from_disk
+
+    def bind(self, spec: GroupSpec, on_error: Callable[[Sequence[Any]], None]):
+        """``launcher(args) -> outputs`` for ``spec``'s exact signature: output shapes and
+        dtypes precomputed; fresh outputs every call.  ``on_error(args)`` runs when the kernel
+        flags an integer division by zero (it raises)."""
+        fn = self.dispatcher
+        outs = kernel_outputs(spec)
+        alloc = [(spec.values[v].shape, np.dtype(spec.values[v].dtype)) for v in outs]
+        slot = {v: j for j, v in enumerate(outs)}
+        plan = []  # per group output: (0, slot) | (1, input index) | (2, constant)
+        for v in spec.outputs:
+            info = spec.values[v]
+            if v in slot:
+                plan.append((0, slot[v]))
+            elif info.kind in ("array", "scalar"):
+                plan.append((1, info.input))
+            else:
+                plan.append((2, constant_runtime_value(v.node, np)))
+        f16_in = [i for i, s in enumerate(spec.signature)
+                  if isinstance(s, ArraySpec) and s.dtype == "float16"]
+        f16_out = {j for j, (_, dt) in enumerate(alloc) if dt == np.float16}
+        uses_err = self.source.info["uses_err"]
+        direct = plan == [(0, j) for j in range(len(outs))]
+
+        if direct and not f16_in and not f16_out and not uses_err:
+            if len(alloc) == 1:
+                shape, dtype = alloc[0]
+
+                def launch(args):
+                    out = _empty(shape, dtype)
+                    fn(*args, out)
+                    return [out]
+                return launch
+
+            def launch(args):
+                res = [_empty(s, d) for s, d in alloc]
+                fn(*args, *res)
+                return res
+            return launch
+
+        def launch(args):
+            res = [_empty(s, d) for s, d in alloc]
+            kargs = list(args)
+            for i in f16_in:
+                kargs[i] = kargs[i].view(_uint16)
+            kouts = [r.view(_uint16) if j in f16_out else r for j, r in enumerate(res)]
+            if uses_err:
+                err = np.zeros(1, np.int32)
+                fn(*kargs, *kouts, err)
+                if err[0]:
+                    on_error(args)
+            else:
+                fn(*kargs, *kouts)
+            if direct:
+                return res
+            return [res[x] if k == 0 else args[x] if k == 1 else x for k, x in plan]
+        return launch
+
+
+def compile_kernel(source: KernelSource) -> CpuKernel:
+    """Write/reuse the module on disk, load it and compile the kernel for its argument types."""
+    key_hash = source.info["hash"]
+    path = os.path.join(kernel_dir("cpu"), f"{key_hash}.py")
+    modname = f"torchlike_kernel_{key_hash}"
+    sig = _numba_types(source.info["arg_types"], source.info["uses_err"])
+    last: Optional[BaseException] = None
+    for attempt in range(2):
+        try:
+            ensure_source(path, source.source)
+            module = _load(path, modname, source.source)
+            dispatcher = getattr(module, source.name)
+            dispatcher.compile(sig)
+        except Exception as e:  # a broken cache artifact, or the compiler refused the code
+            last = e
+            _drop_numba_cache(path, modname)
+            continue
+        hits = sum(dispatcher.stats.cache_hits.values())
+        bump("disk_hits" if hits else "kernels_compiled")
+        return CpuKernel(source, dispatcher, bool(hits))
+    first = str(last).strip().splitlines()[0] if str(last).strip() else ""
+    raise Unsupported(f"compile failed: {type(last).__name__}: {first[:200]}")

@@ -1,0 +1,117 @@
+"""The kernel cache: a bounded in-memory LRU over kernel keys, and the on-disk store.
+
+Two levels sit between a fusion group and its compiled code (``executor`` owns the first):
+
+1. dispatch: (group, exact runtime signature) -> ready launcher; a warm call is one lookup.
+2. kernels (here): kernel key -> compiled kernel.  The key holds only what the code depends on
+   (ranks, size-1 dims, layouts, dtypes, size class), so new sizes of one layout share a kernel.
+
+On disk, each generated kernel is a Python module ``<cache_dir>/<backend>/<hash>.py`` whose
+first line names the generator version and hash; Numba's ``cache=True`` stores the machine
+code beside it (``__pycache__``).  Files are written atomically (a temporary file in the same
+directory, then ``os.replace``), and a file whose text is not exactly the expected source
+(corrupt, truncated, foreign) is rewritten, so concurrent processes sharing one directory
+always leave it valid.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+import threading
+from collections import OrderedDict
+from typing import Any, Callable, Hashable, Optional
+
+from . import config
+from .stats import bump
+
+logger = logging.getLogger("torchlike")
+_fallback_dirs: dict = {}
+
+
+class KernelCache:
+    """A thread-safe LRU of compiled kernels; counts ``cache_hits`` / ``cache_misses``."""
+
+    def __init__(self, capacity: int = 512):
+        self.capacity = capacity
+        self._lock = threading.RLock()
+        self._entries: "OrderedDict[Hashable, Any]" = OrderedDict()
+
+    def get_or_build(self, key: Hashable, build: Callable[[], Any]) -> Any:
+        """The kernel for ``key``, built by ``build()`` on a miss.  Building happens under the
+        lock: two threads missing on one key compile it once."""
+        with self._lock:
+            kernel = self._entries.get(key)
+            if kernel is not None:
+                self._entries.move_to_end(key)
+                bump("cache_hits")
+                return kernel
+            bump("cache_misses")
+            kernel = build()
+            self._entries[key] = kernel
+            while len(self._entries) > self.capacity:
+                self._entries.popitem(last=False)
+            return kernel
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+KERNELS = KernelCache()
+
+
+def kernel_dir(backend: str) -> str:
+    """``<cache_dir>/<backend>``, created; a private temporary directory if that fails."""
+    path = os.path.join(config.cache_dir(), backend)
+    try:
+        os.makedirs(path, exist_ok=True)
+        if not os.access(path, os.W_OK):
+            raise PermissionError(path)
+        return path
+    except OSError as e:
+        if path not in _fallback_dirs:
+            _fallback_dirs[path] = tempfile.mkdtemp(prefix=f"torchlike-{backend}-")
+            logger.warning("kernel cache directory %s is not writable (%s); using %s for this "
+                           "process", path, e, _fallback_dirs[path])
+        return _fallback_dirs[path]
+
+
+def read_text(path: str) -> Optional[str]:
+    """The file's text, or None if it is missing or not text."""
+    try:
+        with open(path, "r", encoding="utf-8") as f:
+            return f.read()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def write_atomic(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` so that readers see either the old file or the whole new one."""
+    directory = os.path.dirname(path)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".py")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def ensure_source(path: str, text: str) -> bool:
+    """Make ``path`` hold exactly ``text``; True if it already did (a reusable entry)."""
+    if read_text(path) == text:
+        return True
+    if os.path.exists(path):
+        logger.info("kernel cache entry %s is stale or corrupt: rebuilding it", path)
+    write_atomic(path, text)
+    return False

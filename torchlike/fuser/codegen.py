@@ -1,0 +1,54 @@
+"""``codegen(graph, *example_inputs, backend="cpu")``: the kernel source of every fusion group,
+generated but not compiled -- to read what the fuser would run.
+
+    >>> g = fuse(parse_graph(text))
+    >>> for k in codegen(g, x, y):
+    ...     print(k.source)
+
+The graph runs once in the interpreter (groups interpreted) to learn each group's runtime inputs;
+a group inside a loop is described by its first execution.  Groups that never run are skipped.
+A graph with no fusion group is fused first (``partition.fuse``).
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List
+
+from ..errors import UnsupportedOpError
+from ..interpreter import Interpreter
+from ..ir.graph import Graph, Node
+from .backend import InterpretInstead, KernelSource, Unsupported, analyze, get_backend_impl, signature_of
+
+__all__ = ["codegen"]
+
+
+def codegen(graph: Graph, *example_inputs: Any, backend: str = "cpu") -> List[KernelSource]:
+    """One ``KernelSource`` per fusion group of ``graph``, in execution order.  Raises
+    ``UnsupportedOpError`` if the backend is missing or cannot express a group."""
+    if backend == "cuda" and get_backend_impl("cuda") is None:
+        raise UnsupportedOpError("CUDA backend not available yet")
+    impl = get_backend_impl(backend)
+    if impl is None or backend == "interpreter":
+        raise UnsupportedOpError(f"no code generator for backend {backend!r}")
+    if not any(n.kind == "prim::FusionGroup" for n in graph.all_nodes()):
+        from .partition import fuse
+        graph = fuse(graph)
+    seen: Dict[Node, List[Any]] = {}
+
+    def record(node: Node, xp, args):
+        seen.setdefault(node, list(args))
+        return Interpreter(node.attrs["Subgraph"]).run_outputs(list(args))
+
+    Interpreter(graph, fusion_runner=record).run(*example_inputs)
+    sources = []
+    for node, args in seen.items():
+        try:
+            spec = analyze(node.attrs["Subgraph"], signature_of(args))
+            reason = impl.check(spec)
+            if reason is not None:
+                raise Unsupported(reason)
+            sources.append(impl.generate(spec))
+        except Unsupported as e:
+            raise UnsupportedOpError(f"{node.describe()}: {e.reason}") from None
+        except InterpretInstead:
+            raise UnsupportedOpError(f"{node.describe()}: no kernel for these inputs") from None
+    return sources

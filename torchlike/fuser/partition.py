@@ -1,0 +1,473 @@
+"""The partitioner: groups fusible elementwise nodes into ``prim::FusionGroup`` nodes.
+
+``fuse(graph)`` returns a new graph (the input is left unchanged) in which every maximal region
+of fusible nodes is one node holding its body as a subgraph, printed the way PyTorch prints
+fusion groups::
+
+    graph(%x : Float(2, 2),
+          %y : Float(2, 2)):
+      %3 : Float(2, 2) = aten::matmul(%x, %y)
+      %5 : Float(2, 2) = prim::FusionGroup_0(%3, %x)
+      return (%5)
+    with prim::FusionGroup_0 = graph(%3 : Float(2, 2),
+          %x : Float(2, 2)):
+      %1 : float = prim::Constant[value=2.]()
+      %2 : int = prim::Constant[value=1]()
+      %4 : Float(2, 2) = aten::mul(%3, %1)
+      %5 : Float(2, 2) = aten::add(%4, %x, %2)
+      return (%5)
+
+The group's inputs correspond one to one to the subgraph's inputs and its outputs to the
+subgraph's outputs; scalar constants are cloned into the subgraph (folded into the kernel);
+values computed in a group and used outside it are extra outputs.
+
+The algorithm is PyTorch's TE fuser ``createFusionGroups``, without moving IR nodes around
+while it works: each block is partitioned on its own (groups never cross a block edge) into
+*items* (a lone node, or a group of nodes) carrying an ordering key.  The keys always form a
+topological order of the graph in which each group is contracted to one node.  Items are
+visited in reverse order and each consumer pulls its producers in; a merge of ``lo`` into
+``hi`` is legal when no path leads from ``lo`` to ``hi`` through a third item (it would become
+a cycle), which a search bounded by ``hi``'s key decides.  The items that ``lo`` reaches inside
+that window are moved just after ``hi`` (as ``moveBeforeTopologicallyValid`` does).  Siblings
+that read the same tensor are then merged the same way (horizontal fusion).  Finally the block
+is rebuilt in key order.
+"""
+from __future__ import annotations
+
+import heapq
+import itertools
+from typing import Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple
+
+import numpy as np
+
+from ..ir.graph import Block, Graph, Node, Value, clone_graph
+from ..ir.types import ANY, BOOL, FLOAT, INT, NUMBER, TensorType
+from ..ops import registry
+from ..ops.dtypes import ALL_DTYPES
+from ..ops.elementwise_base import normalize_args
+from ..ops.registry import OpDef
+
+FUSION_GROUP = "prim::FusionGroup"
+CONSTANT_CHUNK = "prim::ConstantChunk"
+SUBGRAPH_ATTR = "Subgraph"
+
+_SCALAR_TYPES = (INT, FLOAT, BOOL, NUMBER)
+
+
+# -- what may be fused ----------------------------------------------------------------------
+
+class _Probe:
+    """Stands for a non-constant input while a node's inputs are mapped onto the schema."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Value):
+        self.value = value
+
+
+def _dtype_supported(t) -> bool:
+    return not isinstance(t, TensorType) or t.dtype is None or t.dtype in ALL_DTYPES
+
+
+def why_not_fusible(node: Node, dont_fuse: Iterable[str] = frozenset()) -> Optional[str]:
+    """None if ``node`` may join a fusion group, else the reason (for the fuser's debug dump).
+
+    Fusible: a registry op that ``is_elementwise``; its operands tensors (of a standard dtype, or
+    of unknown type) or scalars; its other parameters (``alpha``, ``rounding_mode``, ...)
+    ``prim::Constant``s; its outputs tensors (``aten::add`` on two ints is scalar arithmetic);
+    not in ``dont_fuse``; and, for ops with a ``train`` flag (dropout), ``train=False``.
+    ``aten::chunk`` is handled separately (see ``_chunk_unpack``).
+    """
+    if node.kind in dont_fuse:
+        return "excluded by dont_fuse"
+    op: Optional[OpDef] = registry.lookup(node.kind)
+    if op is None or not op.is_elementwise:
+        return "not an elementwise op"
+    if node.blocks:
+        return "a node with blocks"
+    # Map the node's overload onto the op's one schema (missing defaults, aten::to's forms) with
+    # probes standing for non-constant inputs, to see which parameter each input lands on.
+    probes = [_Probe(v) if not v.is_constant() else v.constant_value() for v in node.inputs]
+    try:
+        args = normalize_args(op, probes)
+    except Exception as e:  # an overload the registry cannot map
+        return f"inputs do not match the schema ({type(e).__name__}: {e})"
+    if len(args) != len(op.params):
+        return f"{len(node.inputs)} inputs do not match the schema"
+    for param, arg in zip(op.params, args):
+        if not param.is_operand:
+            if isinstance(arg, _Probe):
+                return f"parameter '{param.name}' is not a constant"
+            if param.name == "train" and arg is not False:
+                return "train is not False"
+        elif isinstance(arg, _Probe):
+            t = arg.value.type
+            if isinstance(t, TensorType):
+                if not _dtype_supported(t):
+                    return f"operand '{param.name}' has unsupported dtype {t.dtype}"
+            elif t not in _SCALAR_TYPES and t != ANY:
+                return f"operand '{param.name}' of type {t} is not a tensor or scalar"
+        elif not (arg is None or isinstance(arg, (bool, int, float, np.ndarray))):
+            return f"operand '{param.name}' is the constant {arg!r}"
+    for out in node.outputs:
+        if not (isinstance(out.type, TensorType) or out.type == ANY):
+            return f"output of type {out.type} is not a tensor"
+        if not _dtype_supported(out.type):
+            return f"output has unsupported dtype {out.type.dtype}"
+    return None
+
+
+def _chunk_unpack(node: Node, block_users: Dict[Value, List[Node]], returned: Set[Value],
+                  dont_fuse: FrozenSet[str]) -> Optional[Node]:
+    """The ``prim::ListUnpack`` of ``aten::chunk(x, <const>, <const>)`` when it is the chunk's
+    only user: the pair fuses as one ``prim::ConstantChunk`` (indexing into ``x``)."""
+    if node.kind != "aten::chunk" or "aten::chunk" in dont_fuse or len(node.inputs) != 3:
+        return None
+    x, chunks, dim = node.inputs
+    if not (isinstance(x.type, TensorType) and _dtype_supported(x.type)):
+        return None
+    if not (isinstance(chunks.constant_value(), int) and isinstance(dim.constant_value(), int)):
+        return None
+    users = block_users.get(node.output(), [])
+    if len(users) != 1 or len(node.output().uses) != 1 or node.output() in returned:
+        return None
+    unpack = users[0]
+    if unpack.kind != "prim::ListUnpack" or unpack.owning_block is not node.owning_block:
+        return None
+    if len(unpack.outputs) != chunks.constant_value():
+        return None
+    return unpack
+
+
+def _foldable_constant(value: Value) -> bool:
+    """Scalar (and 0-d tensor) constants are cloned into the subgraph; others are inputs."""
+    if not value.is_constant():
+        return False
+    v = value.constant_value()
+    return not (isinstance(v, np.ndarray) and v.ndim != 0)
+
+
+# -- the partition of one block ---------------------------------------------------------------
+
+class _Item:
+    """A lone node or a group of nodes of one block; ``key`` orders items topologically."""
+
+    __slots__ = ("members", "key", "fusible", "chunks", "alive")
+
+    def __init__(self, members: List[Node], key: Tuple, fusible: bool):
+        self.members = members
+        self.key = key
+        self.fusible = fusible
+        self.chunks: List[Node] = [m for m in members if m.kind == "aten::chunk"]
+        self.alive = True
+
+
+class _Desc:
+    """Heap entry wrapper: the largest key pops first."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key):
+        self.key = key
+
+    def __lt__(self, other):
+        return self.key > other.key
+
+
+class _BlockPartition:
+    def __init__(self, block: Block, dont_fuse: FrozenSet[str]):
+        self.block = block
+        self.nodes = list(block.nodes)
+        self.index = {n: i for i, n in enumerate(self.nodes)}
+        self.users = self._block_users()
+        self.owner: Dict[Node, _Item] = {}
+        self.items: List[_Item] = []
+        self.move_counter = itertools.count(1)
+        self.seq = itertools.count()
+        self.moved: List[_Item] = []  # items try_merge moved after a group
+        self.returned = self._returned_values()
+        paired: Set[Node] = set()
+        for i, node in enumerate(self.nodes):
+            if node in paired:
+                continue
+            unpack = _chunk_unpack(node, self.users, self.returned, dont_fuse)
+            if unpack is not None:
+                paired.add(unpack)
+                item = _Item([node, unpack], (i,), True)
+            else:
+                item = _Item([node], (i,), why_not_fusible(node, dont_fuse) is None)
+            self.items.append(item)
+            for m in item.members:
+                self.owner[m] = item
+
+    def _block_users(self) -> Dict[Value, List[Node]]:
+        """For each value defined in this block, the nodes of this block that need it: users,
+        ancestors of users in nested blocks, and ancestors of nested blocks returning it."""
+        block = self.block
+        users: Dict[Value, List[Node]] = {}
+
+        def ancestor(node: Node) -> Node:
+            while node.owning_block is not block:
+                node = node.owning_block.owning_node
+            return node
+
+        for node in self.nodes:
+            for out in node.outputs:
+                users[out] = [ancestor(u) for u in out.uses]
+        for node in self.nodes:
+            stack = list(node.blocks)
+            while stack:
+                b = stack.pop()
+                for v in b.returns:
+                    if v in users:
+                        users[v].append(node)
+                for n in b.nodes:
+                    stack.extend(n.blocks)
+        return users
+
+    def _returned_values(self) -> Set[Value]:
+        """Values returned by this block or a block nested in it (uses don't list those)."""
+        returned = set(self.block.returns)
+        stack = [b for n in self.nodes for b in n.blocks]
+        while stack:
+            b = stack.pop()
+            returned.update(b.returns)
+            stack.extend(inner for n in b.nodes for inner in n.blocks)
+        return returned
+
+    # -- graph of items ---------------------------------------------------------------------
+    def successors(self, item: _Item) -> Set[_Item]:
+        out = set()
+        for m in item.members:
+            for v in m.outputs:
+                for u in self.users[v]:
+                    out.add(self.owner[u])
+        out.discard(item)
+        return out
+
+    def producer_nodes(self, item: _Item) -> List[Node]:
+        return [v.node for m in item.members for v in m.inputs if v.node in self.index]
+
+    # -- merging -----------------------------------------------------------------------------
+    def try_merge(self, a: _Item, b: _Item) -> bool:
+        """Merge the earlier of ``a``, ``b`` into the later one, unless that makes a cycle."""
+        if a is b or not (a.fusible and b.fusible and a.alive and b.alive):
+            return False
+        lo, hi = (a, b) if a.key < b.key else (b, a)
+        for chunk in lo.chunks + hi.chunks:  # a chunk's input must stay a group input
+            src = chunk.inputs[0].node
+            if src in self.owner and self.owner[src] in (lo, hi):
+                return False
+        # Items that lo reaches before hi; reaching hi through one of them would be a cycle.
+        window: Set[_Item] = set()
+        stack = [s for s in self.successors(lo) if s is not hi and s.key < hi.key]
+        window.update(stack)
+        while stack:
+            for s in self.successors(stack.pop()):
+                if s is hi:
+                    return False
+                if s not in window and s.key < hi.key:
+                    window.add(s)
+                    stack.append(s)
+        hi.members.extend(lo.members)
+        hi.chunks.extend(lo.chunks)
+        for m in lo.members:
+            self.owner[m] = hi
+        lo.alive = False
+        # Whatever depends on lo now has to come after the group: place it right after hi.
+        tag = -next(self.move_counter)  # smaller than every earlier tag: sorts right after hi
+        for i, item in enumerate(sorted(window, key=lambda it: it.key)):
+            item.key = hi.key + (tag, i)
+            self.moved.append(item)
+        return True
+
+    def absorb(self, group: _Item) -> None:
+        """Pull ``group``'s producers in, latest first, until none can join."""
+        heap: List = []
+
+        def push(nodes):
+            for n in nodes:
+                heapq.heappush(heap, (_Desc(self.owner[n].key), next(self.seq), n))
+
+        push(self.producer_nodes(group))
+        failed: List = []
+        while heap and group.alive:
+            entry = heapq.heappop(heap)
+            producer = self.owner[entry[2]]
+            if producer is group or not producer.fusible:
+                continue
+            if self.try_merge(producer, group):
+                push(self.producer_nodes(producer))
+                for f in failed:  # a merge can remove the path that blocked them
+                    heapq.heappush(heap, f)
+                failed = []
+            else:
+                failed.append(entry)
+
+    def vertical(self) -> None:
+        """Visit items latest first; each fusible one pulls in its producers."""
+        heap = [(_Desc(it.key), next(self.seq), it) for it in self.items if it.fusible]
+        heapq.heapify(heap)
+        while heap:
+            _, _, item = heapq.heappop(heap)
+            if not item.alive:
+                continue
+            self.moved = []
+            self.absorb(item)
+            for it in self.moved:  # moved after the group: visit them (again) at their new key
+                heapq.heappush(heap, (_Desc(it.key), next(self.seq), it))
+        self.moved = []
+
+    def horizontal(self) -> None:
+        """Merge fusible items that read the same tensor, when no path between them."""
+        readers: Dict[Value, List[Node]] = {}
+        for node in self.nodes:
+            if not self.owner[node].fusible:
+                continue
+            for v in node.inputs:
+                if not v.is_constant() and (isinstance(v.type, TensorType) or v.type == ANY):
+                    readers.setdefault(v, []).append(node)
+        self.moved = []
+        for nodes in readers.values():
+            # Latest reader first, so the growing group is the later one and each merge only
+            # walks the small earlier item (try_merge's cost is in the item it moves).
+            for first, second in reversed(list(zip(nodes, nodes[1:]))):
+                self.try_merge(self.owner[first], self.owner[second])
+        self.moved = []
+
+    # -- rebuilding the block ------------------------------------------------------------------
+    def rebuild(self, min_compute: int) -> Set[Value]:
+        """Lay the block out in key order, each big enough group as one node; returns the
+        values that lost uses."""
+        block = self.block
+        removed: Set[Node] = set()
+        touched: Set[Value] = set()
+        order: List[Node] = []
+        for item in sorted((it for it in self.items if it.alive), key=lambda it: it.key):
+            members = sorted(item.members, key=self.index.__getitem__)
+            compute = sum(1 for m in members if m.kind not in ("aten::chunk", "prim::ListUnpack"))
+            if not item.fusible or compute < max(1, min_compute):
+                order.extend(members)
+                continue
+            group = _build_group(members, self.users, self.returned)
+            group.owning_block = block
+            order.append(group)
+            removed.update(members)
+            for m in members:
+                touched.update(m.inputs)
+        for v in touched:
+            v.uses = [u for u in v.uses if u not in removed]
+        block.nodes = [n for n in order if n not in removed]
+        return touched
+
+
+def _build_group(members: List[Node], users: Dict[Value, List[Node]],
+                 returned: Set[Value]) -> Node:
+    """A ``prim::FusionGroup`` node for ``members`` (in topological order).  The members'
+    outputs used outside become the group node's outputs (the same Value objects, so their
+    outside uses stay as they are)."""
+    member_set = set(members)
+    sub = Graph()
+    env: Dict[Value, Value] = {}
+    inputs: List[Value] = []
+    n_constants = 0
+
+    def new_value(v: Value, node: Optional[Node] = None) -> Value:
+        nv = Value(v.name, v.type, node=node, block=None if node is not None else sub.block)
+        sub.claim_name(v.name)
+        return nv
+
+    def lookup(v: Value) -> Value:
+        nonlocal n_constants
+        if v in env:
+            return env[v]
+        if _foldable_constant(v):
+            const = v.node
+            node = Node("prim::Constant", [], dict(const.attrs), const.source)
+            node.outputs.append(new_value(v, node))
+            sub.block.insert(n_constants, node)  # constants first, as PyTorch prints them
+            n_constants += 1
+            env[v] = node.outputs[0]
+        else:
+            param = new_value(v)
+            sub.block.params.append(param)
+            inputs.append(v)
+            env[v] = param
+        return env[v]
+
+    outputs: List[Value] = []
+    for m in members:
+        if m.kind == "prim::ListUnpack" and m.inputs[0].node in member_set:
+            continue  # emitted with its chunk
+        if m.kind == "aten::chunk":
+            unpack = users[m.output()][0]
+            attrs = {"chunks": m.inputs[1].constant_value(), "dim": m.inputs[2].constant_value()}
+            node = Node(CONSTANT_CHUNK, [lookup(m.inputs[0])], attrs, m.source)
+            produced = unpack.outputs
+        else:
+            node = Node(m.kind, [lookup(v) for v in m.inputs], dict(m.attrs), m.source)
+            produced = m.outputs
+        for out in produced:
+            nv = new_value(out, node)
+            node.outputs.append(nv)
+            env[out] = nv
+            if out in returned or any(u not in member_set for u in users[out]):
+                outputs.append(out)
+        sub.block.append(node)
+    sub.set_outputs([env[v] for v in outputs])
+    group = Node(FUSION_GROUP, inputs, {SUBGRAPH_ATTR: sub})
+    for out in outputs:  # re-home the outer values: their outside uses stay valid
+        out.node = group
+        group.outputs.append(out)
+    return group
+
+
+# -- public entry points ------------------------------------------------------------------------
+
+def fuse(graph: Graph, dont_fuse: Iterable[str] = frozenset(), min_group_size: int = 2, *,
+         loop_min_group_size: int = 1) -> Graph:
+    """A copy of ``graph`` whose fusible regions are ``prim::FusionGroup`` nodes.
+
+    ``dont_fuse``: op kinds never fused.  ``min_group_size``: the fewest compute ops (constants
+    and chunk indexing excluded) worth a group; a lone op stays as it is.  Inside a
+    ``prim::Loop`` body ``loop_min_group_size`` applies instead (1 by default): the body runs
+    once per iteration, and PyTorch's fuser, which unrolls loops first, fuses even a one-op body.
+    """
+    result = clone_graph(graph)
+    touched: Set[Value] = set()
+    _fuse_block(result.block, frozenset(dont_fuse), min_group_size, loop_min_group_size, False,
+                touched)
+    _remove_dead_constants(result, touched)
+    return result
+
+
+def _remove_dead_constants(graph: Graph, touched: Set[Value]) -> None:
+    """Constants whose every use was folded into groups are dead now."""
+    dead = {v.node for v in touched if v.is_constant() and not v.uses}
+    if not dead:
+        return
+    for block in graph.all_blocks():
+        for v in block.returns:
+            dead.discard(v.node)
+    for block in graph.all_blocks():
+        block.nodes = [n for n in block.nodes if n not in dead]
+
+
+def _fuse_block(block: Block, dont_fuse: FrozenSet[str], min_size: int, loop_min_size: int,
+                in_loop: bool, touched: Set[Value]) -> None:
+    for node in block.nodes:  # inner blocks first: groups never cross a block edge
+        for inner in node.blocks:
+            _fuse_block(inner, dont_fuse, min_size, loop_min_size,
+                        in_loop or node.kind == "prim::Loop", touched)
+    part = _BlockPartition(block, dont_fuse)
+    if not any(it.fusible for it in part.items):
+        return
+    part.vertical()
+    part.horizontal()
+    part.vertical()  # sibling merges can open new producer-consumer merges
+    touched.update(part.rebuild(loop_min_size if in_loop else min_size))
+
+
+def fusion_groups(graph: Graph) -> Iterator[Node]:
+    """Every ``prim::FusionGroup`` node of ``graph``, in all blocks."""
+    return (n for n in graph.all_nodes() if n.kind == FUSION_GROUP)
