@@ -166,5 +166,5 @@ WORKLOADS = [
              corpus="scale_shift", tags=("seed",)),
     Workload("loop_square_5", loop_square_5, _one, lambda x: x ** 32,
              {"out": "x**32"},
-             loop_square_5, corpus="loop_square_5", tags=("seed",)),
+             lambda torch, x: loop_square_5(x), corpus="loop_square_5", tags=("seed",)),
 ]
