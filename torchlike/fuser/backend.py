@@ -11,11 +11,15 @@ A backend then turns that ``GroupSpec`` into a kernel::
     src = backend.generate(spec)        # KernelSource(name, source, key, info)
     kernel = backend.compile(src)       # kernel.bind(spec) -> launcher(args) -> outputs
 
-Backends are looked up by name in ``BACKENDS`` (``register_backend`` adds one, as the CUDA
-backend does).  ``analyze`` raises ``Unsupported(reason)`` for what no kernel can express (the
-executor falls back and counts the reason) and ``InterpretInstead`` when the interpreter should
-run the group to raise the user's own error (operands that do not broadcast, a dtype rule that
-refuses its operands).
+Backends are looked up by name in ``BACKENDS`` (``register_backend`` adds one): ``cpu`` (Numba),
+``cuda`` (CUDA C through CuPy on a GPU), ``cuda-emulated`` (the same CUDA C run on the CPU through
+g++, for testing without a GPU) and ``interpreter``.  Each is created on first use; generating
+code needs no device, running it needs ``available()``.
+
+``analyze`` raises ``Unsupported(reason)`` for what no kernel can express (the executor falls
+back and counts the reason) and ``InterpretInstead`` when the interpreter should run the group
+to raise the user's own error (operands that do not broadcast, a dtype rule that refuses its
+operands).
 """
 from __future__ import annotations
 
@@ -371,23 +375,35 @@ def register_backend(name: str, factory: Callable[[], Backend]) -> None:
 
 
 def get_backend_impl(name: str) -> Optional[Backend]:
-    """The backend called ``name`` (created on first use), or None if there is none."""
+    """The backend called ``name`` (created on first use), or None if there is none or its
+    module cannot be imported here."""
     backend = _instances.get(name)
-    if backend is None and name not in BACKENDS and name.startswith("cuda"):
-        try:  # the CUDA backends register themselves on first use
-            from ..cuda_backend.runtime import register_cuda_backends
-            register_cuda_backends()
+    if backend is None and name in BACKENDS:
+        try:
+            backend = _instances[name] = BACKENDS[name]()
         except ImportError:
             return None
-    if backend is None and name in BACKENDS:
-        backend = _instances[name] = BACKENDS[name]()
     return backend
 
 
+# Factories import lazily: ``import torchlike`` needs neither numba nor cupy, and a backend whose
+# package is missing reports it through ``available()`` (the executor falls back, counting why).
 def _cpu() -> Backend:
     from ..cpu_backend import CpuBackend
     return CpuBackend()
 
 
+def _cuda() -> Backend:
+    from ..cuda_backend.runtime import CudaBackend
+    return CudaBackend()
+
+
+def _cuda_emulated() -> Backend:
+    from ..cuda_backend.emulate import EmulatedCudaBackend
+    return EmulatedCudaBackend()
+
+
 register_backend("cpu", _cpu)
+register_backend("cuda", _cuda)
+register_backend("cuda-emulated", _cuda_emulated)
 register_backend("interpreter", InterpreterBackend)

@@ -108,8 +108,7 @@ def _decide(node: Node, sub: Graph, state: _GroupState, xp, args) -> Callable:
     backend = get_backend_impl(name)
     try:
         if backend is None:
-            raise Unsupported(f"backend unavailable: {name}"
-                              + (": CUDA backend not available yet" if name == "cuda" else ""))
+            raise Unsupported(f"backend unavailable: {name}")
         ok, why = backend.available()
         if not ok:
             raise Unsupported(f"backend unavailable: {name}: {why}")

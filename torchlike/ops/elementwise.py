@@ -1,7 +1,9 @@
 """Elementwise ops: one ``elementwise(...)`` entry each (see ``elementwise_base``).
 
 Refs run on arrays already cast to the compute dtype (float16 computes in float32); templates
-are Numba scalar expressions whose helpers (``tl_*``) live in ``cpu_backend/scalar_math.py``.
+are Numba (``numba=``) and CUDA C (``cuda=``) scalar expressions whose helpers (``tl_*``) live
+in ``cpu_backend/scalar_math.py`` and ``cuda_backend/prelude.cuh``; in CUDA ``({T})1`` is a cast
+to the compute dtype's typedef (``float32``, ``int64``, ``bool_``).
 Where PyTorch raises, so do we: ``UnsupportedOpError`` for a dtype PyTorch has no kernel for,
 ``ExecutionError`` for its other RuntimeErrors, ``ZeroDivisionError`` for integer division by
 zero (the interpreter reports it as ``IntegerDivisionByZeroError`` naming the node).
@@ -38,26 +40,34 @@ def _rule_sub(infos, attrs):
     return _rule_alpha(infos, attrs)
 
 
-def _t_alpha(op):
+def _t_alpha(op, scaled="np.{T}({alpha})"):
+    """``op``, with ``{other}`` multiplied by ``scaled`` when alpha is not 1 (CUDA: ``{alpha}``,
+    the attribute already renders as a literal of the compute dtype)."""
     def template(dt, attrs):
         alpha = attrs.get("alpha", 1)
-        return op if alpha == 1 else op.replace("{other}", "({other} * np.{T}({alpha}))")
+        return op if alpha == 1 else op.replace("{other}", f"({{other}} * {scaled})")
     return template
+
+
+def _t_unless(attr, default, plain, general):
+    """``plain`` when attribute ``attr`` has its default value, else ``general``."""
+    return lambda dt, attrs: plain if attrs.get(attr, default) == default else general
 
 
 elementwise("aten::add", "Tensor self, Tensor other, Scalar alpha=1",
             ref=lambda xp, a, b, alpha=1: a + _alpha(xp, b, alpha), dtype_rule=_rule_alpha,
-            numba=_t_alpha("{self} + {other}"))
+            numba=_t_alpha("{self} + {other}"), cuda=_t_alpha("{self} + {other}", "{alpha}"))
 elementwise("aten::sub", "Tensor self, Tensor other, Scalar alpha=1",
             ref=lambda xp, a, b, alpha=1: a - _alpha(xp, b, alpha), dtype_rule=_rule_sub,
-            numba=_t_alpha("{self} - {other}"), aliases=("subtract",))
+            numba=_t_alpha("{self} - {other}"), cuda=_t_alpha("{self} - {other}", "{alpha}"),
+            aliases=("subtract",))
 elementwise("aten::rsub", "Tensor self, Tensor other, Scalar alpha=1",
             ref=lambda xp, a, b, alpha=1: b - _alpha(xp, a, alpha), dtype_rule=_rule_sub,
-            numba=lambda dt, attrs: "{other} - {self}" if attrs.get("alpha", 1) == 1
-            else "{other} - {self} * np.{T}({alpha})")
+            numba=_t_unless("alpha", 1, "{other} - {self}", "{other} - {self} * np.{T}({alpha})"),
+            cuda=_t_unless("alpha", 1, "{other} - {self}", "{other} - {self} * {alpha}"))
 elementwise("aten::mul", "Tensor self, Tensor other", ref=lambda xp, a, b: a * b,
             numba={"bool": "{self} and {other}", "default": "{self} * {other}"},
-            aliases=("multiply",))
+            cuda="{self} * {other}", aliases=("multiply",))
 
 
 # ----- division family -----
@@ -116,7 +126,7 @@ def _rule_div(infos, attrs):
     return dt, dt
 
 
-def _t_div(dt, attrs):
+def _t_div(dt, attrs):  # the same text in Numba and CUDA C
     mode = attrs.get("rounding_mode")
     if mode is None:
         return "{self} / {other}"
@@ -127,16 +137,20 @@ def _t_div(dt, attrs):
 
 
 elementwise("aten::div", "Tensor self, Tensor other, str? rounding_mode=None", ref=_div,
-            dtype_rule=_rule_div, numba=_t_div, aliases=("true_divide", "divide"))
+            dtype_rule=_rule_div, numba=_t_div, cuda=_t_div, aliases=("true_divide", "divide"))
+_FLOOR_DIVIDE = {"float": "tl_floor_divide_float({self}, {other})",  # Numba and CUDA C
+                 "default": "tl_int_div_floor({self}, {other}, err)"}
+_REMAINDER = {"float": "tl_remainder_float({self}, {other})",
+              "default": "tl_remainder_int({self}, {other}, err)"}
 elementwise("aten::floor_divide", "Tensor self, Tensor other", ref=_floor_div,
-            dtypes="number", numba={"float": "tl_floor_divide_float({self}, {other})",
-                                    "default": "tl_int_div_floor({self}, {other}, err)"})
+            dtypes="number", numba=_FLOOR_DIVIDE, cuda=_FLOOR_DIVIDE)
 elementwise("aten::remainder", "Tensor self, Tensor other", ref=_remainder, dtypes="number",
-            numba={"float": "tl_remainder_float({self}, {other})",
-                   "default": "tl_remainder_int({self}, {other}, err)"}, aliases=("mod",))
+            numba=_REMAINDER, cuda=_REMAINDER, aliases=("mod",))
 elementwise("aten::fmod", "Tensor self, Tensor other", ref=_fmod, dtypes="number",
             scalar_out="float64", numba={"float": "np.fmod({self}, {other})",
-                                         "default": "tl_fmod_int({self}, {other}, err)"})
+                                         "default": "tl_fmod_int({self}, {other}, err)"},
+            cuda={"float": "tl_fmod({self}, {other})",
+                  "default": "tl_fmod_int({self}, {other}, err)"})
 
 
 def _pow(xp, a, b):
@@ -161,10 +175,11 @@ def _pow_check(operands, attrs):
 elementwise("aten::pow", "Tensor self, Tensor exponent", ref=_pow, precheck=_pow_check,
             scalar_out="float64", dtypes="number",
             numba={"float": "{self} ** {exponent}", "default": "tl_pow_int({self}, {exponent})"},
-            aliases=("power",))
+            cuda={"float": "tl_pow({self}, {exponent})",
+                  "default": "tl_pow_int({self}, {exponent})"}, aliases=("power",))
 elementwise("aten::square", "Tensor self", ref=lambda xp, a: a * a,
             dtype_rule=lambda infos, attrs: rule_same(infos + [("int64", Priority.WRAPPED)], attrs),
-            numba="{self} * {self}")
+            numba="{self} * {self}", cuda="{self} * {self}")
 
 
 # ----- unary math -----
@@ -201,20 +216,23 @@ _FLOAT_UNARY = [  # name, numpy ref, numba template, numpy aliases
     ("cosh", np.cosh, "np.cosh({self})", ()),
     ("tanh", np.tanh, "np.tanh({self})", ()),
 ]
-for _name, _fn, _tpl, _aliases in _FLOAT_UNARY:
+for _name, _fn, _tpl, _aliases in _FLOAT_UNARY:  # CUDA C: prelude.cuh's tl_<name>
     elementwise(f"aten::{_name}", "Tensor self", ref=lambda xp, a, _n=_fn.__name__: getattr(xp, _n)(a),
-                dtype_rule="float", numba=_tpl, aliases=_aliases)
+                dtype_rule="float", numba=_tpl, cuda=f"tl_{_name}({{self}})", aliases=_aliases)
 
 elementwise("aten::rsqrt", "Tensor self", ref=lambda xp, a: 1 / xp.sqrt(a), dtype_rule="float",
-            numba="np.{T}(1) / np.sqrt({self})")
+            numba="np.{T}(1) / np.sqrt({self})", cuda="tl_rsqrt({self})")
 elementwise("aten::reciprocal", "Tensor self", ref=lambda xp, a: 1 / a, dtype_rule="float",
-            numba="np.{T}(1) / {self}")
+            numba="np.{T}(1) / {self}", cuda="({T})1 / {self}")
 elementwise("aten::sigmoid", "Tensor self", ref=lambda xp, a: 1 / (1 + xp.exp(-a)),
-            dtype_rule="float", numba="tl_sigmoid({self})")
-elementwise("aten::erf", "Tensor self", ref=_erf, dtype_rule="float", numba="tl_erf({self})")
-elementwise("aten::erfc", "Tensor self", ref=_erfc, dtype_rule="float", numba="tl_erfc({self})")
+            dtype_rule="float", numba="tl_sigmoid({self})", cuda="tl_sigmoid({self})")
+elementwise("aten::erf", "Tensor self", ref=_erf, dtype_rule="float", numba="tl_erf({self})",
+            cuda="tl_erf({self})")
+elementwise("aten::erfc", "Tensor self", ref=_erfc, dtype_rule="float", numba="tl_erfc({self})",
+            cuda="tl_erfc({self})")
 elementwise("aten::atan2", "Tensor self, Tensor other", ref=lambda xp, a, b: xp.arctan2(a, b),
-            dtype_rule="float", numba="np.arctan2({self}, {other})", aliases=("arctan2",))
+            dtype_rule="float", numba="np.arctan2({self}, {other})",
+            cuda="tl_atan2({self}, {other})", aliases=("arctan2",))
 
 
 def _rule_neg(infos, attrs):
@@ -226,28 +244,31 @@ def _rule_neg(infos, attrs):
 
 
 elementwise("aten::neg", "Tensor self", ref=lambda xp, a: -a, dtype_rule=_rule_neg,
-            numba="-{self}", aliases=("negative",))
+            numba="-{self}", cuda="-{self}", aliases=("negative",))
 elementwise("aten::abs", "Tensor self", ref=lambda xp, a: xp.abs(a), dtypes="number",
-            numba="abs({self})", aliases=("absolute",))
+            numba="abs({self})", cuda="tl_abs({self})", aliases=("absolute",))
 for _name, _fn in (("floor", "floor"), ("ceil", "ceil"), ("trunc", "trunc")):
     elementwise(f"aten::{_name}", "Tensor self",
                 ref=lambda xp, a, _f=_fn: getattr(xp, _f)(a) if a.dtype.kind == "f" else a,
                 dtypes="number", scalar_out="int64" if _name != "trunc" else None,
-                numba={"float": f"np.{_fn}({{self}})", "default": "{self}"})
+                numba={"float": f"np.{_fn}({{self}})", "default": "{self}"},
+                cuda={"float": f"tl_{_fn}({{self}})", "default": "{self}"})
+_ROUND_DECIMALS = "tl_round_decimals({self}, {decimals})"  # Numba and CUDA C
 elementwise("aten::round", "Tensor self, int decimals=0",
             ref=lambda xp, a, decimals=0: xp.rint(a) if decimals == 0 else
             (xp.rint(a * a.dtype.type(10.0 ** decimals)) / a.dtype.type(10.0 ** decimals)
              if decimals > 0 else
              xp.rint(a / a.dtype.type(10.0 ** -decimals)) * a.dtype.type(10.0 ** -decimals)),
             dtypes="float", aliases=("rint",),
-            numba=lambda dt, attrs: "np.rint({self})" if attrs.get("decimals", 0) == 0
-            else "tl_round_decimals({self}, {decimals})")
+            numba=_t_unless("decimals", 0, "np.rint({self})", _ROUND_DECIMALS),
+            cuda=_t_unless("decimals", 0, "tl_rint({self})", _ROUND_DECIMALS))
 elementwise("aten::frac", "Tensor self", ref=lambda xp, a: a - xp.trunc(a), dtypes="float",
-            numba="tl_frac({self})")
+            numba="tl_frac({self})", cuda="tl_frac({self})")
 elementwise("aten::sign", "Tensor self",
             ref=lambda xp, a: a if a.dtype == bool else
             (a > 0).astype(a.dtype) - (a < 0).astype(a.dtype),
-            numba={"bool": "{self}", "default": "tl_sign({self})"})
+            numba={"bool": "{self}", "default": "tl_sign({self})"},
+            cuda={"bool": "{self}", "default": "tl_sign({self})"})
 
 
 # ----- activations -----
@@ -278,23 +299,30 @@ def _relu_check(infos, attrs):
 
 
 elementwise("aten::relu", "Tensor self", ref=lambda xp, a: xp.maximum(a, a.dtype.type(0)),
-            dtype_rule=_relu_check, numba="tl_maximum({self}, np.{T}(0))")
+            dtype_rule=_relu_check, numba="tl_maximum({self}, np.{T}(0))",
+            cuda="tl_maximum({self}, ({T})0)")
+def _t_gelu(dt, attrs):  # the same text in Numba and CUDA C
+    return "tl_gelu_tanh({self})" if attrs.get("approximate") == "tanh" else "tl_gelu({self})"
+
+
 elementwise("aten::gelu", 'Tensor self, str approximate="none"', ref=_gelu, dtypes="float",
-            numba=lambda dt, attrs: "tl_gelu_tanh({self})" if attrs.get("approximate") == "tanh"
-            else "tl_gelu({self})")
+            numba=_t_gelu, cuda=_t_gelu)
 elementwise("aten::silu", "Tensor self", ref=lambda xp, a: a / (1 + xp.exp(-a)), dtypes="float",
-            numba="{self} * tl_sigmoid({self})")
+            numba="{self} * tl_sigmoid({self})", cuda="{self} / (({T})1 + tl_exp(-{self}))")
 elementwise("aten::mish", "Tensor self", ref=lambda xp, a: a * xp.tanh(xp.log1p(xp.exp(a))),
-            dtypes="float", numba="tl_mish({self})")
+            dtypes="float", numba="tl_mish({self})", cuda="tl_mish({self})")
 elementwise("aten::softplus", "Tensor self, Scalar beta=1, Scalar threshold=20", ref=_softplus,
-            dtypes="float", numba="tl_softplus({self}, {beta}, {threshold})")
+            dtypes="float", numba="tl_softplus({self}, {beta}, {threshold})",
+            cuda="tl_softplus({self}, {beta}, {threshold})")
 elementwise("aten::hardsigmoid", "Tensor self",
             ref=lambda xp, a: xp.clip(a + 3, 0, 6) / 6, dtypes="float",
-            numba="tl_minimum(tl_maximum({self} + np.{T}(3), np.{T}(0)), np.{T}(6)) / np.{T}(6)")
+            numba="tl_minimum(tl_maximum({self} + np.{T}(3), np.{T}(0)), np.{T}(6)) / np.{T}(6)",
+            cuda="tl_hardsigmoid({self})")
 elementwise("aten::hardswish", "Tensor self",
             ref=lambda xp, a: a * xp.clip(a + 3, 0, 6) / 6, dtypes="float",
             numba="{self} * tl_minimum(tl_maximum({self} + np.{T}(3), np.{T}(0)), np.{T}(6))"
-                  " / np.{T}(6)")
+                  " / np.{T}(6)",
+            cuda="{self} * tl_minimum(tl_maximum({self} + ({T})3, ({T})0), ({T})6) / ({T})6")
 def _lit(a, v):
     """A Python scalar as a's dtype, wrapping like PyTorch's scalar casts (numpy would raise)."""
     return np.asarray(v).astype(a.dtype)[()]
@@ -311,15 +339,19 @@ elementwise("aten::hardtanh", "Tensor self, Scalar min_val=-1, Scalar max_val=1"
             ref=lambda xp, a, min_val=-1, max_val=1:
             xp.minimum(xp.maximum(a, _lit(a, min_val)), _lit(a, max_val)),
             dtype_rule=_rule_hardtanh, dtypes="number",
-            numba="tl_minimum(tl_maximum({self}, np.{T}({min_val})), np.{T}({max_val}))")
+            numba="tl_minimum(tl_maximum({self}, np.{T}({min_val})), np.{T}({max_val}))",
+            cuda="tl_minimum(tl_maximum({self}, {min_val}), {max_val})")
 elementwise("aten::leaky_relu", "Tensor self, Scalar negative_slope=0.01",
             ref=lambda xp, a, negative_slope=0.01: xp.where(a > 0, a, a * negative_slope),
-            dtypes="float", numba="{self} if {self} > 0 else {self} * np.{T}({negative_slope})")
+            dtypes="float", numba="{self} if {self} > 0 else {self} * np.{T}({negative_slope})",
+            cuda="{self} > ({T})0 ? {self} : {self} * {negative_slope}")
 elementwise("aten::elu", "Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1",
-            ref=_elu, dtypes="float", numba="tl_elu({self}, {alpha}, {scale}, {input_scale})")
+            ref=_elu, dtypes="float", numba="tl_elu({self}, {alpha}, {scale}, {input_scale})",
+            cuda="tl_elu({self}, {alpha}, {scale}, {input_scale})")
 elementwise("aten::threshold", "Tensor self, Scalar threshold, Scalar value",
             ref=lambda xp, a, threshold, value: xp.where(a <= _lit(a, threshold), _lit(a, value), a),
-            dtypes="number", numba="np.{T}({value}) if {self} <= {threshold} else {self}")
+            dtypes="number", numba="np.{T}({value}) if {self} <= {threshold} else {self}",
+            cuda="{self} <= {threshold} ? {value} : {self}")
 
 
 # ----- min / max / clamp (NaN-propagating) -----
@@ -340,7 +372,7 @@ def _clamp_check(operands, attrs):
 
 elementwise("aten::clamp", "Tensor self, Tensor? min=None, Tensor? max=None", ref=_clamp,
             precheck=_clamp_check, dtypes="number", numba="tl_clamp({self}, {min}, {max})",
-            aliases=("clip",))
+            cuda="tl_clamp({self}, {min}, {max})", aliases=("clip",))
 def _rule_clamp_scalar(infos, attrs):
     if result_type(infos) == "bool" and infos[-1][1] == Priority.WRAPPED:
         raise UnsupportedOpError("clamp of a bool tensor by a Python scalar is not implemented")
@@ -348,13 +380,15 @@ def _rule_clamp_scalar(infos, attrs):
 
 
 elementwise("aten::clamp_min", "Tensor self, Tensor min", ref=lambda xp, a, min: xp.maximum(a, min),
-            dtype_rule=_rule_clamp_scalar, numba="tl_maximum({self}, {min})")
+            dtype_rule=_rule_clamp_scalar, numba="tl_maximum({self}, {min})",
+            cuda="tl_maximum({self}, {min})")
 elementwise("aten::clamp_max", "Tensor self, Tensor max", ref=lambda xp, a, max: xp.minimum(a, max),
-            dtype_rule=_rule_clamp_scalar, numba="tl_minimum({self}, {max})")
+            dtype_rule=_rule_clamp_scalar, numba="tl_minimum({self}, {max})",
+            cuda="tl_minimum({self}, {max})")
 elementwise("aten::maximum", "Tensor self, Tensor other", ref=lambda xp, a, b: xp.maximum(a, b),
-            numba="tl_maximum({self}, {other})")
+            numba="tl_maximum({self}, {other})", cuda="tl_maximum({self}, {other})")
 elementwise("aten::minimum", "Tensor self, Tensor other", ref=lambda xp, a, b: xp.minimum(a, b),
-            numba="tl_minimum({self}, {other})")
+            numba="tl_minimum({self}, {other})", cuda="tl_minimum({self}, {other})")
 
 
 # ----- selection and fused arithmetic -----
@@ -365,7 +399,7 @@ def _as_bool(xp, c):
 
 elementwise("aten::where", "Tensor condition, Tensor self, Tensor other",
             ref=lambda xp, c, a, b: xp.where(c, a, b), keep=("condition",),
-            numba="{self} if {condition} else {other}")
+            numba="{self} if {condition} else {other}", cuda="{condition} ? {self} : {other}")
 def _masked_fill_check(operands, attrs):
     self, value = operands[0], operands[2]
     if getattr(value, "ndim", 0) != 0:
@@ -381,7 +415,7 @@ def _masked_fill_check(operands, attrs):
 elementwise("aten::masked_fill", "Tensor self, Tensor mask, Tensor value",
             ref=lambda xp, a, m, v: xp.where(m, v, a), keep=("mask",), dtype_rule="first",
             precheck=_masked_fill_check,
-            numba="{value} if {mask} else {self}")
+            numba="{value} if {mask} else {self}", cuda="{mask} ? {value} : {self}")
 
 
 def _rule_lerp(infos, attrs):
@@ -401,7 +435,8 @@ def _lerp(xp, a, b, w):
 
 
 elementwise("aten::lerp", "Tensor self, Tensor end, Tensor weight", ref=_lerp,
-            dtype_rule=_rule_lerp, numba="tl_lerp({self}, {end}, {weight})")
+            dtype_rule=_rule_lerp, numba="tl_lerp({self}, {end}, {weight})",
+            cuda="tl_lerp({self}, {end}, {weight})")
 
 
 def _rule_addcdiv(infos, attrs):
@@ -416,10 +451,14 @@ elementwise("aten::addcmul", "Tensor self, Tensor tensor1, Tensor tensor2, Scala
             ref=lambda xp, a, t1, t2, value=1: a + _alpha(xp, t1 * t2, value),
             dtype_rule=lambda infos, attrs: _rule_alpha(infos, {"alpha": attrs.get("value", 1)}),
             dtypes="number",
-            numba="{self} + np.{T}({value}) * {tensor1} * {tensor2}")
+            numba="{self} + np.{T}({value}) * {tensor1} * {tensor2}",
+            cuda=_t_unless("value", 1, "{self} + {tensor1} * {tensor2}",
+                           "{self} + {tensor1} * {tensor2} * {value}"))
 elementwise("aten::addcdiv", "Tensor self, Tensor tensor1, Tensor tensor2, Scalar value=1",
             ref=lambda xp, a, t1, t2, value=1: a + _alpha(xp, t1 / t2, value),
-            dtype_rule=_rule_addcdiv, numba="{self} + np.{T}({value}) * ({tensor1} / {tensor2})")
+            dtype_rule=_rule_addcdiv, numba="{self} + np.{T}({value}) * ({tensor1} / {tensor2})",
+            cuda=_t_unless("value", 1, "{self} + {tensor1} / {tensor2}",
+                           "{self} + {tensor1} / {tensor2} * {value}"))
 
 
 # ----- comparisons, logical and bitwise ops -----
@@ -427,27 +466,30 @@ elementwise("aten::addcdiv", "Tensor self, Tensor tensor1, Tensor tensor2, Scala
 for _name, _np, _op in (("eq", "equal", "=="), ("ne", "not_equal", "!="), ("lt", "less", "<"),
                         ("le", "less_equal", "<="), ("gt", "greater", ">"),
                         ("ge", "greater_equal", ">=")):
-    elementwise(f"aten::{_name}", "Tensor self, Tensor other",
+    elementwise(f"aten::{_name}", "Tensor self, Tensor other",  # the same text in Numba and C
                 ref=lambda xp, a, b, _f=_np: getattr(xp, _f)(a, b), dtype_rule="compare",
-                numba=f"{{self}} {_op} {{other}}", aliases=(_np,))
+                numba=f"{{self}} {_op} {{other}}", cuda=f"{{self}} {_op} {{other}}", aliases=(_np,))
 
-for _name, _op in (("and", "and"), ("or", "or"), ("xor", "!=")):
+for _name, _op, _c_op in (("and", "and", "&&"), ("or", "or", "||"), ("xor", "!=", "!=")):
     elementwise(f"aten::logical_{_name}", "Tensor self, Tensor other",
                 ref=lambda xp, a, b, _f=f"logical_{_name}": getattr(xp, _f)(a, b),
-                dtype_rule="bool", numba=f"{{self}} {_op} {{other}}")
+                dtype_rule="bool", numba=f"{{self}} {_op} {{other}}",
+                cuda=f"{{self}} {_c_op} {{other}}")
 elementwise("aten::logical_not", "Tensor self", ref=lambda xp, a: xp.logical_not(a),
-            dtype_rule="bool", numba="not {self}")
+            dtype_rule="bool", numba="not {self}", cuda="!{self}")
 
 for _name, _op in (("and", "&"), ("or", "|"), ("xor", "^")):
     for _kind, _pyname in ((f"bitwise_{_name}", f"bitwise_{_name}"), (f"__{_name}__", None)):
-        elementwise(f"aten::{_kind}", "Tensor self, Tensor other",
+        elementwise(f"aten::{_kind}", "Tensor self, Tensor other",  # the same text in Numba and C
                     ref=lambda xp, a, b, _f=f"bitwise_{_name}": getattr(xp, _f)(a, b),
-                    dtypes="int_bool", python_name=_pyname, numba=f"{{self}} {_op} {{other}}")
+                    dtypes="int_bool", python_name=_pyname, numba=f"{{self}} {_op} {{other}}",
+                    cuda=f"{{self}} {_op} {{other}}")
 for _kind, _pyname, _aliases in (("bitwise_not", "bitwise_not", ("invert",)),
                                  ("__invert__", None, ())):
     elementwise(f"aten::{_kind}", "Tensor self", ref=lambda xp, a: xp.invert(a),
                 dtypes="int_bool", python_name=_pyname, aliases=_aliases,
-                numba={"bool": "not {self}", "default": "~{self}"})
+                numba={"bool": "not {self}", "default": "~{self}"},
+                cuda={"bool": "!{self}", "default": "~{self}"})
 
 
 # ----- casts and constant fills -----
@@ -496,9 +538,9 @@ elementwise("aten::to", "Tensor self, ScalarType? dtype=None, bool non_blocking=
             "bool copy=False, MemoryFormat? memory_format=None",
             ref=lambda xp, a, dtype=None, non_blocking=False, copy=False, memory_format=None:
             a.copy() if copy else a, dtype_rule=_rule_cast("dtype"), normalize=_normalize_to,
-            numba="{self}")
+            numba="{self}", cuda="{self}")
 elementwise("aten::type_as", "Tensor self, Any other", ref=lambda xp, a, other: a,
-            dtype_rule=_rule_cast("other"), numba="{self}")
+            dtype_rule=_rule_cast("other"), numba="{self}", cuda="{self}")
 
 _LIKE = "ScalarType? dtype=None, Layout? layout=None, Device? device=None, " \
         "bool? pin_memory=None, MemoryFormat? memory_format=None"
@@ -510,12 +552,12 @@ def _rule_like(infos, attrs):
 
 
 elementwise("aten::zeros_like", "Tensor self, " + _LIKE, ref=lambda xp, a, **kw: xp.zeros_like(a),
-            dtype_rule=_rule_like, numba="np.{T}(0)")
+            dtype_rule=_rule_like, numba="np.{T}(0)", cuda="({T})0")
 elementwise("aten::ones_like", "Tensor self, " + _LIKE, ref=lambda xp, a, **kw: xp.ones_like(a),
-            dtype_rule=_rule_like, numba="np.{T}(1)")
+            dtype_rule=_rule_like, numba="np.{T}(1)", cuda="({T})1")
 elementwise("aten::full_like", "Tensor self, Scalar fill_value, " + _LIKE,
             ref=lambda xp, a, fill_value, **kw: xp.full_like(a, fill_value),
-            dtype_rule=_rule_like, numba="np.{T}({fill_value})")
+            dtype_rule=_rule_like, numba="np.{T}({fill_value})", cuda="{fill_value}")
 
 
 def _rule_dropout(infos, attrs):
@@ -526,4 +568,4 @@ def _rule_dropout(infos, attrs):
 
 
 elementwise("aten::dropout", "Tensor input, float p, bool train", ref=lambda xp, a, p, train: a,
-            dtype_rule=_rule_dropout, numba="{input}")
+            dtype_rule=_rule_dropout, numba="{input}", cuda="{input}")

@@ -1,0 +1,554 @@
+"""The CUDA backend without a GPU: every generated kernel compiles (NVRTC for sm_90 with an empty
+log, nvcc -Werror for sm_80 on a batch), and its exact source, run on the CPU through shim.h
+(``EmulatedCudaBackend``), matches the interpreter for every registry op x dtype x layout.
+
+To stay fast, one group holds every op that accepts the dtype at hand (one kernel per dtype x
+layout), all kernels are generated first, NVRTC-compiled one by one (~0.1 s each) and built into
+ONE shared library for the emulator (g++ costs ~0.5 s per library).
+"""
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+from torchlike import ops
+from torchlike.cuda_backend import codegen, layout
+from torchlike.cuda_backend.compiler import CudaCompileError, nvcc_compile, nvrtc_compile
+from torchlike.cuda_backend.emulate import EmulatedCudaBackend, build_many
+from torchlike.errors import IntegerDivisionByZeroError
+from torchlike.fuser import backend as fb
+from torchlike.fuser import config, executor
+from torchlike.fuser.backend import ArraySpec, analyze, signature_of
+from torchlike.interpreter import Interpreter
+from torchlike.ir.graph import Graph
+from torchlike.ir.types import TENSOR, type_of_python_value
+from torchlike.ops.elementwise_base import kept_operands
+from torchlike.ops.registry import REQUIRED
+
+from corpus_utils import CORPUS
+
+DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64"]
+LAYOUTS = ["contiguous", "misaligned", "transposed", "sliced", "broadcast", "0-d", "empty"]
+MATRIX = [(d, "contiguous") for d in DTYPES] + \
+    [(d, l) for d in ("int32", "float32", "float16", "uint8") for l in LAYOUTS[1:]]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _cache(tmp_path_factory):
+    config.set_cache_dir(tmp_path_factory.mktemp("kernels"))
+    yield
+    config.set_cache_dir(None)
+
+
+# -- groups and inputs ------------------------------------------------------------------------
+
+def const(sub, value):
+    return sub.insert_constant(value, type_of_python_value(value) if value is not None else None)
+
+
+def make_group(n_inputs, build):
+    """A fusion subgraph over ``n_inputs`` tensor inputs; ``build(sub, params) -> outputs``."""
+    sub = Graph()
+    params = [sub.add_input(f"p{i}", TENSOR) for i in range(n_inputs)]
+    sub.set_outputs(build(sub, params))
+    return sub
+
+
+def add_op(sub, kind, inputs):
+    return sub.create(kind, inputs, [TENSOR]).output()
+
+
+def op_args(op, sub, x, y, z, c, dtype):
+    operands = iter([x, y, z])
+    args = []
+    for p in op.params:
+        if p.is_operand:
+            args.append(c if p.name in kept_operands(op) else next(operands))
+        elif p.default is not REQUIRED:
+            args.append(const(sub, p.default))
+        elif p.name == "dtype":
+            args.append(const(sub, 6))
+        else:
+            base = p.type.rstrip("?")
+            args.append(const(sub, {"int": 2, "float": 0.5, "bool": False}.get(
+                base, 0.5 if "float" in dtype else 2)))
+    return args
+
+
+FLOAT_SPECIALS = [0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3.0, 1e-3, 7.25, -0.75, np.inf, -np.inf,
+                  np.nan, 1e30, -3.5, 2.0]
+
+
+def values(dtype, n, seed, divisor=False):
+    rng = np.random.default_rng(seed)
+    if dtype == "bool":
+        return rng.integers(0, 2, n).astype(bool) | divisor
+    if dtype.startswith("float"):
+        v = np.array((FLOAT_SPECIALS * (n // len(FLOAT_SPECIALS) + 1))[:n])
+        rng.shuffle(v)
+        with np.errstate(over="ignore"):  # 1e30 is inf in float16
+            return v.astype(dtype)
+    info = np.iinfo(dtype)
+    if divisor:  # nonzero, -1 included (INT_MIN / -1 must not trap)
+        v = rng.choice([1, 2, 3] + ([-1, -2, -3] if info.min < 0 else [5]), n)
+    else:
+        v = rng.integers(max(info.min, -5), 6, n)
+        v[::7] = info.min  # wrap-around at the extremes
+        v[3::7] = info.max
+    return v.astype(dtype)
+
+
+def layout_inputs(dtype, layout):
+    """(x, y, z, c): x has the layout, y is a nonzero divisor, c a bool condition."""
+    def make(shape, seed, divisor=False):
+        return values(dtype, int(np.prod(shape)), seed, divisor).reshape(shape)
+    c = np.array([True, False, True, True, False, False, True] * 3)[:15].reshape(3, 5)
+    if layout == "contiguous":  # 15 elements: vector path plus a tail
+        return make((3, 5), 1), make((3, 5), 2, True), make((3, 5), 3), c
+    if layout == "misaligned":  # contiguous views one element past an aligned address
+        return (make((16,), 1)[1:], make((16,), 2, True)[1:], make((16,), 3)[1:],
+                np.ones(16, bool)[1:])
+    if layout == "transposed":
+        return make((5, 3), 1).T, make((3, 5), 2, True), make((5, 3), 3).T, c.T.copy().T
+    if layout == "sliced":
+        return make((6, 10), 1)[::2, 1::2], make((3, 10), 2, True)[:, ::2], make((3, 5), 3), c
+    if layout == "broadcast":
+        return (make((3, 1), 1), np.broadcast_to(make((5,), 2, True), (3, 5)), make((5,), 3),
+                c[:1])
+    if layout == "0-d":
+        return make((), 1), make((), 2, True), make((), 3), np.array(True)
+    if layout == "empty":
+        return make((0, 5), 1), make((0, 5), 2, True), make((1, 5), 3), c[:0]
+    raise ValueError(layout)
+
+
+def accepted_ops(dtype, args):
+    """Registry ops the interpreter runs on these inputs (others raise, as PyTorch does)."""
+    out = []
+    for op in ops.elementwise_ops():
+        sub = make_group(4, lambda s, p: [add_op(s, op.name, op_args(op, s, *p, dtype))])
+        try:
+            with np.errstate(all="ignore"):
+                Interpreter(sub).run_outputs(list(args))
+        except Exception:
+            continue
+        out.append(op)
+    return out
+
+
+def assert_same(got, expected, label=""):
+    assert len(got) == len(expected)
+    for k, (g, e) in enumerate(zip(got, expected)):
+        where = f"{label} output {k}"
+        g, e = np.asarray(g), np.asarray(e)
+        assert g.dtype == e.dtype and g.shape == e.shape, \
+            f"{where}: {g.dtype}{g.shape} vs {e.dtype}{e.shape}"
+        if e.dtype.kind in "biu":
+            np.testing.assert_array_equal(g, e, err_msg=where)
+            continue
+        g64, e64 = g.astype(np.float64), e.astype(np.float64)
+        np.testing.assert_array_equal(np.isnan(g64), np.isnan(e64), err_msg=where + " NaNs")
+        rtol = 2e-3 if e.dtype == np.float16 else 1e-5
+        np.testing.assert_allclose(g64, e64, rtol=rtol, atol=1e-6, err_msg=where)
+        zero = (e64 == 0) & (g64 == 0)
+        np.testing.assert_array_equal(np.signbit(g64[zero]), np.signbit(e64[zero]),
+                                      err_msg=where + " sign of zero")
+
+
+def raise_div(args):
+    raise IntegerDivisionByZeroError("integer division by zero")
+
+
+BACKEND = EmulatedCudaBackend()
+
+
+def run_kernel(be, sub, args, source=None, signature=None):
+    spec = analyze(sub, signature or signature_of(args))
+    assert be.check(spec) is None
+    source = source or be.generate(spec)
+    assert source.key == be.kernel_key(spec)
+    return be.compile(source).bind(spec, raise_div)(list(args))
+
+
+# -- the matrix: generated once, compiled in batches ------------------------------------------
+
+class Case:
+    def __init__(self, dtype, layout):
+        self.dtype, self.layout = dtype, layout
+        self.args = layout_inputs(dtype, layout)
+        self.ops = accepted_ops(dtype, self.args)
+        self.sub = make_group(4, lambda s, p: [add_op(s, op.name, op_args(op, s, *p, dtype))
+                                               for op in self.ops])
+        self.spec = analyze(self.sub, signature_of(self.args))
+        self.source = BACKEND.generate(self.spec)
+
+
+@pytest.fixture(scope="module")
+def matrix():
+    """Every case generated; NVRTC runs on two threads (it releases the GIL) while g++ builds
+    the one emulator library for all of them."""
+    cases = {(d, l): Case(d, l) for d, l in MATRIX}
+    nvrtc_compile('extern "C" __global__ void warm() {}')  # NVRTC loads its builtins once
+    with ThreadPoolExecutor(2) as pool:
+        for c in cases.values():
+            c.nvrtc = pool.submit(nvrtc_compile, c.source.source, "sm_90")
+        build_many([c.source for c in cases.values()])
+    return cases
+
+
+@pytest.mark.parametrize("dtype,layout", MATRIX)
+def test_registry_op_matrix(matrix, dtype, layout):
+    """Every op accepting ``dtype``: NVRTC sm_90 compiles it without a warning, and the emulated
+    kernel matches the interpreter (ints/bools exactly, floats closely, NaN/inf/-0.0 equal)."""
+    case = matrix[(dtype, layout)]
+    assert case.ops
+    _, log = case.nvrtc.result()
+    assert log == "", log
+    path = case.source.info["path"]
+    assert path == ("contig" if layout in ("contiguous", "misaligned", "0-d") else "strided")
+    with np.errstate(all="ignore"):
+        expected = Interpreter(case.sub).run_outputs(list(case.args))
+    got = run_kernel(BACKEND, case.sub, case.args, case.source)
+    for op, g, e in zip(case.ops, got, expected):
+        assert_same([g], [e], f"{op.name} {dtype} {layout}")
+
+
+def test_nvcc_sm80_batch(matrix):
+    """nvcc with every warning an error, on several kernels in one translation unit."""
+    sample = [matrix[(d, l)].source.source for d, l in
+              [("float16", "contiguous"), ("int8", "contiguous"), ("float64", "contiguous"),
+               ("float32", "broadcast"), ("uint8", "sliced"), ("bool", "contiguous")]]
+    cubin = nvcc_compile("\n".join(sample), "sm_80")
+    assert cubin[:4] == b"\x7fELF"
+
+
+def test_vector_path_and_alignment(matrix):
+    """Contiguous kernels get a 16-byte vector entry point; misaligned views use the scalar one."""
+    src = matrix[("float32", "contiguous")].source
+    assert src.info["entries"][1].endswith("_vec") and src.info["vector"] == 4
+    assert "tl_vec<float32, 4>" in src.source and "tl_nvec * 4" in src.source
+    for d in DTYPES:  # 16 bytes for the widest element of the kernel
+        case = matrix[(d, "contiguous")]
+        widest = max(layout.ITEMSIZE[v.dtype] for v in layout.plan(case.spec).writes)
+        assert case.source.info["vector"] == 16 // max(widest, np.dtype(d).itemsize)
+    # the same kernel serves the misaligned case: alignment is checked per launch
+    a = np.arange(17, dtype=np.float32)
+    sub = make_group(1, lambda s, p: [add_op(s, "aten::mul", [p[0], const(s, 3.0)])])
+    for x in (a[:16], a[1:]):
+        got = run_kernel(BACKEND, sub, [x])
+        np.testing.assert_array_equal(got[0], x * np.float32(3))
+
+
+# -- literals, constants, chunks ----------------------------------------------------------------
+
+def test_literals_are_exact():
+    lit = codegen.literal
+    assert lit(0.1, "float32") == "0.100000001f"
+    assert lit(0.1, "float64") == "0.10000000000000001"
+    assert lit(2.0, "float32") == "2.0f" and lit(-0.0, "float32") == "(-0.0f)"
+    assert lit(float("inf"), "float32") == "__int_as_float((int)0x7f800000U)"
+    assert lit(float("-inf"), "float64") == \
+        "__longlong_as_double((long long)0xfff0000000000000ULL)"
+    assert lit(float("nan"), "float32").startswith("__int_as_float((int)0x7fc")
+    assert lit(-(2 ** 63), "int64") == "(-9223372036854775807LL - 1)"
+    assert lit(300, "uint8") == "((uint8)44)" and lit(2.7, "int32") == "2"
+    assert lit(1, "bool") == "true" and lit(None, "float32") == "tl_none_t()"
+    for v in (0.1, 1 / 3, 1e-40, 3.4028234663852886e38):  # round trip through the C spelling
+        text = lit(v, "float32")
+        assert np.float32(text.strip("()f")) == np.float32(v)
+        assert float(lit(v, "float64").strip("()")) == v
+
+
+def test_constants_in_kernel():
+    def build(s, p):
+        a = add_op(s, "aten::mul", [p[0], const(s, 0.1)])
+        b = add_op(s, "aten::add", [a, const(s, float("inf")), const(s, 1)])
+        c = add_op(s, "aten::maximum", [p[0], p[1]])
+        d = add_op(s, "aten::sub", [p[1], const(s, -(2 ** 40)), const(s, 1)])
+        return [a, b, c, d]
+    sub = make_group(2, build)
+    for dt in ("float32", "float64"):
+        x = np.array([1.0, -0.0, np.nan, 3.0, -2.0, 0.0], dt)
+        y = np.array([np.nan, 0.0, 1.0, np.inf, -0.0, -0.0], dt)
+        assert_same(run_kernel(BACKEND, sub, [x, y]), Interpreter(sub).run_outputs([x, y]), dt)
+
+
+def test_python_scalar_inputs():
+    sub = Graph()
+    x, s, k = sub.add_input("x", TENSOR), sub.add_input("s"), sub.add_input("k")
+    a = add_op(sub, "aten::mul", [x, s])
+    b = add_op(sub, "aten::add", [a, k, const(sub, 1)])
+    sub.set_outputs([b])
+    for args in ([np.arange(6, dtype=np.float32), 0.1, 3], [np.arange(6, dtype=np.int16), 7, -2],
+                 [np.arange(6, dtype=np.int32), 2.5, True]):
+        assert_same(run_kernel(BACKEND, sub, args), Interpreter(sub).run_outputs(args))
+
+
+@pytest.mark.parametrize("dim", [0, 1])
+def test_chunks_index_their_input(dim):
+    """prim::ConstantChunk becomes a pointer offset (LSTM-cell style gates)."""
+    def build(s, p):
+        node = s.create("prim::ConstantChunk", [p[0]], [TENSOR] * 4, {"chunks": 4, "dim": dim})
+        i, f, g, o = node.outputs
+        c = add_op(s, "aten::add", [add_op(s, "aten::mul", [add_op(s, "aten::sigmoid", [f]), p[1]]),
+                                    add_op(s, "aten::mul", [add_op(s, "aten::sigmoid", [i]),
+                                                            add_op(s, "aten::tanh", [g])]),
+                                    const(s, 1)])
+        h = add_op(s, "aten::mul", [add_op(s, "aten::sigmoid", [o]), add_op(s, "aten::tanh", [c])])
+        return [h, c, o]
+    sub = make_group(2, build)
+    rng = np.random.default_rng(0)
+    gates = rng.standard_normal((8, 12) if dim == 0 else (3, 16)).astype(np.float32)
+    cx = rng.standard_normal((2, 12) if dim == 0 else (3, 4)).astype(np.float32)
+    spec = analyze(sub, signature_of([gates, cx]))
+    src = BACKEND.generate(spec)
+    assert src.info["path"] == ("contig" if dim == 0 else "strided")
+    assert nvrtc_compile(src.source)[1] == ""
+    assert_same(run_kernel(BACKEND, sub, [gates, cx], src),
+                Interpreter(sub).run_outputs([gates, cx]))
+
+
+# -- dtypes numpy lacks: bfloat16 as uint16 bit patterns ----------------------------------------
+
+def bf16_bits(x):
+    u = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    r = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+    return np.where(np.isnan(x), np.uint16(0x7FC0), r)
+
+
+def bf16_value(bits):
+    return (np.asarray(bits, np.uint32) << 16).view(np.float32)
+
+
+def test_bfloat16():
+    def build(s, p):
+        a = add_op(s, "aten::mul", [p[0], p[1]])
+        b = add_op(s, "aten::tanh", [a])
+        c = add_op(s, "aten::maximum", [p[0], p[1]])
+        d = s.create("aten::to", [b, const(s, 6)], [TENSOR]).output()
+        return [a, b, c, d]
+    sub = make_group(2, build)
+    x = bf16_bits(np.array([1.5, -2.25, np.nan, 0.3, np.inf, -0.0, 100.0, 3.0, 7.0], np.float32))
+    y = bf16_bits(np.array([2.0, 0.5, 1.0, -0.7, 1.0, 5.0, 0.01, np.nan, -1.0], np.float32))
+    sig = tuple(ArraySpec("bfloat16", (9,), (2,), "C", True, "numpy") for _ in range(2))
+    spec = analyze(sub, sig)
+    src = BACKEND.generate(spec)
+    assert "__nv_bfloat16" in src.source and src.info["vector"] == 4
+    assert nvrtc_compile(src.source)[1] == ""
+    got = run_kernel(BACKEND, sub, [x, y], src, sig)
+    ref = Interpreter(sub).run_outputs([bf16_value(x), bf16_value(y)])
+    for k in range(3):  # bfloat16 outputs (uint16 bits): the reference rounded once
+        assert got[k].dtype == np.uint16
+        np.testing.assert_allclose(bf16_value(got[k]), bf16_value(bf16_bits(ref[k])),
+                                   rtol=1e-2, atol=1e-6, equal_nan=True)
+    assert got[3].dtype == np.float32
+    np.testing.assert_array_equal(got[3], bf16_value(got[1]))
+
+
+# -- errors, index width, argument limits ---------------------------------------------------------
+
+def test_integer_division_by_zero_sets_the_flag():
+    sub = make_group(2, lambda s, p: [add_op(s, "aten::floor_divide", [p[0], p[1]]),
+                                      add_op(s, "aten::remainder", [p[0], p[1]])])
+    x = np.arange(-6, 6, dtype=np.int32)
+    ok = np.array([3, -1, 2] * 4, np.int32)
+    src = BACKEND.generate(analyze(sub, signature_of([x, ok])))
+    assert "int* __restrict__ err" in src.source and "atomicExch(err, 1)" in src.source
+    assert_same(run_kernel(BACKEND, sub, [x, ok]), Interpreter(sub).run_outputs([x, ok]))
+    with pytest.raises(IntegerDivisionByZeroError):
+        run_kernel(BACKEND, sub, [x, np.where(x == 4, 0, ok).astype(np.int32)])
+
+
+def test_executor_runs_emulated_kernels_strictly(emulated_as_cuda):
+    """Wired as the fuser's "cuda" backend (numpy arrays, strict mode): the executor compiles
+    and runs the kernel, and a zero divisor raises IntegerDivisionByZeroError naming the node."""
+    if True:
+        outer = Graph()
+        a, b = outer.add_input("a", TENSOR), outer.add_input("b", TENSOR)
+        sub = make_group(2, lambda s, p: [add_op(s, "aten::div", [p[0], p[1], const(s, "floor")])])
+        node = outer.create("prim::FusionGroup", [a, b], [TENSOR], {"Subgraph": sub})
+        outer.set_outputs(node.outputs)
+        x = np.arange(12, dtype=np.int64).reshape(3, 4).T
+        y = np.array([2, -3, 5], np.int64)
+        got = executor.run_fusion_group(node, np, [x, y])
+        np.testing.assert_array_equal(got[0], x // y)
+        with pytest.raises(IntegerDivisionByZeroError, match="division by zero"):
+            executor.run_fusion_group(node, np, [x, np.array([2, 0, 5], np.int64)])
+
+
+@pytest.fixture
+def emulated_as_cuda():
+    """The emulator registered as the fuser's "cuda" backend, strict mode on."""
+    saved = fb.BACKENDS.get("cuda")
+    fb.register_backend("cuda", EmulatedCudaBackend)
+    config.set_backend("cuda")
+    config.set_strict(True)
+    yield
+    config.set_strict(False)
+    config.set_backend("auto")
+    if saved is None:
+        fb.BACKENDS.pop("cuda", None)
+        fb._instances.pop("cuda", None)
+    else:
+        fb.register_backend("cuda", saved)
+    executor.clear_caches()
+
+
+def test_corpus_through_emulated_kernels(emulated_as_cuda):
+    """PyTorch's corpus graphs, fused, as CUDA kernels: ``codegen(..., backend="cuda")`` gives
+    their sources (all compile with NVRTC, warning-free), and running them in strict mode
+    reproduces PyTorch's outputs."""
+    from corpus_utils import CASES, assert_matches, flatten_outputs, graph_text, input_sets
+    from torchlike import jit
+    from torchlike.fuser.stats import reset_stats, stats
+    from torchlike.ir import parse_graph
+    runs, sources = [], []
+    for case in CASES:
+        if not (CORPUS / case / "scripted.txt").exists():
+            continue
+        graph = jit.fuse(parse_graph(graph_text(case, "scripted")))
+        for label, args, expected in input_sets(case):
+            try:
+                sources += jit.codegen(graph, *args, backend="cuda")
+            except Exception as e:  # a group no kernel expresses: interpreted, not compiled
+                runs.append((case, label, graph, args, expected, str(e)))
+                continue
+            runs.append((case, label, graph, args, expected, None))
+    assert len(sources) >= 20
+    build_many(sources)
+    for s in {s.source for s in sources}:
+        assert nvrtc_compile(s)[1] == ""
+    compiled = 0
+    for case, label, graph, args, expected, why in runs:
+        config.set_strict(why is None)
+        reset_stats()
+        out = flatten_outputs(jit.run(graph, *args))
+        for k, got in enumerate(out):
+            assert_matches(got, expected[f"out{k}"], f"{case}/{label} out{k}")
+        compiled += why is None and stats()["fallbacks"] == {}
+    print(f"{compiled} of {len(runs)} corpus runs compiled:",
+          [(r[0], r[5][:80]) for r in runs if r[5]])
+    assert compiled >= len(runs) * 3 // 4
+
+
+def test_64bit_indexing_choice():
+    sub = make_group(2, lambda s, p: [add_op(s, "aten::add", [p[0], p[1], const(s, 1)])])
+
+    def sig(shape, strides):
+        return tuple(ArraySpec("float32", shape, strides, "A", True, "numpy") for _ in range(2))
+    small = analyze(sub, sig((4, 5), (4, 80)))
+    big = analyze(sub, sig((2 ** 16, 2 ** 15 + 1), (4, 2 ** 18)))       # > 2**31 elements
+    far = analyze(sub, sig((2, 3), (4, 2 ** 33)))                      # offsets > 2**31
+    assert layout.plan(small).index_bits == 32
+    assert layout.plan(big).index_bits == 64 and layout.plan(far).index_bits == 64
+    assert BACKEND.kernel_key(small) != BACKEND.kernel_key(big)
+    assert BACKEND.kernel_key(big) == BACKEND.kernel_key(far)  # sizes alone never recompile
+    src = BACKEND.generate(big)
+    assert "unsigned long long i" in src.source and "long long st" in src.source
+    assert nvrtc_compile(src.source)[1] == ""
+
+
+def test_64bit_variant_runs(monkeypatch):
+    """The 64-bit variant's code, run on small arrays by lowering the threshold."""
+    monkeypatch.setattr(layout, "INT32_MAX", 7)
+    sub = make_group(2, lambda s, p: [add_op(s, "aten::mul", [p[0], p[1]])])
+    x = np.arange(30, dtype=np.float64).reshape(5, 6)[:, ::2]
+    y = np.arange(3, dtype=np.float64)
+    spec = analyze(sub, signature_of([x, y]))
+    src = BACKEND.generate(spec)
+    assert src.info["index_bits"] == 64
+    np.testing.assert_array_equal(run_kernel(BACKEND, sub, [x, y], src)[0], x * y)
+
+
+def test_argument_limit_uses_a_pointer_table():
+    """A group whose parameters would pass 4 KB reads them from one device table instead."""
+    n_in = 130
+
+    def build(s, p):
+        acc = p[0]
+        for q in p[1:]:
+            acc = add_op(s, "aten::add", [acc, q, const(s, 1)])
+        return [acc]
+    sub = make_group(n_in, build)
+    rng = np.random.default_rng(1)
+    args = [rng.standard_normal((4, 3, 2)).astype(np.float32).transpose(2, 0, 1)
+            for _ in range(n_in)]
+    spec = analyze(sub, signature_of(args))
+    p = layout.plan(spec)
+    assert p.table and 8 * p.param_count() > layout.MAX_PARAM_BYTES
+    src = BACKEND.generate(spec)
+    assert "const long long* __restrict__ tl_table" in src.source
+    assert nvrtc_compile(src.source)[1] == ""
+    assert_same(run_kernel(BACKEND, sub, args, src), Interpreter(sub).run_outputs(args))
+    # forced on a small group too (scalars and err travel correctly)
+    small = EmulatedCudaBackend(max_param_bytes=16)
+    sub2 = make_group(2, lambda s, p: [add_op(s, "aten::remainder", [p[0], p[1]])])
+    x, y = np.arange(-6, 6, dtype=np.int16).reshape(3, 4).T, np.array([3, -2, 5], np.int16)
+    assert_same(run_kernel(small, sub2, [x, y]), Interpreter(sub2).run_outputs([x, y]))
+    with pytest.raises(IntegerDivisionByZeroError):
+        run_kernel(small, sub2, [x, np.array([3, 0, 5], np.int16)])
+
+
+def test_every_elementwise_op_has_its_cuda_template():
+    """DESIGN.md: an op is one registry entry.  Every elementwise entry carries a ``cuda``
+    template, and it renders (no dtype left without text) for every compute dtype."""
+    from torchlike.ops.elementwise_base import pick_template
+    ew = ops.registry.elementwise_ops()
+    assert len(ew) >= 86
+    missing = [op.name for op in ew if op.templates.get("cuda") is None]
+    assert missing == []
+    for op in ew:
+        for dt in ("bool", "uint8", "int8", "int16", "int32", "int64", "float32", "float64"):
+            text = pick_template(op.templates["cuda"], dt, {})
+            assert text and "np." not in text and "{T}" not in text, (op.name, dt, text)
+
+
+def test_real_cuda_backend_generates_without_a_gpu():
+    """``codegen(..., backend="cuda")`` is the real CuPy backend's CUDA C, from numpy inputs, on
+    any machine; without a GPU, running with backend "cuda" falls back (counted) or, strictly,
+    raises FusionError."""
+    from torchlike import jit
+    from torchlike.cuda_backend.runtime import CudaBackend
+    from torchlike.errors import FusionError
+    from torchlike.fuser.stats import reset_stats, stats
+    from torchlike.ir import parse_graph
+    be = fb.get_backend_impl("cuda")
+    assert isinstance(be, CudaBackend)
+    graph = jit.fuse(parse_graph("""graph(%x : Float(4, 8), %y : Float(8)):
+  %one : int = prim::Constant[value=1]()
+  %a : Float(4, 8) = aten::sigmoid(%x)
+  %b : Float(4, 8) = aten::mul(%a, %y)
+  %c : Float(4, 8) = aten::sub(%b, %x, %one)
+  return (%c)"""))
+    x = np.linspace(-3, 3, 32, dtype=np.float32).reshape(4, 8)
+    y = np.linspace(1, 2, 8, dtype=np.float32)
+    (src,) = jit.codegen(graph, x, y, backend="cuda")
+    assert src.key[0] == "cuda" and 'extern "C" __global__' in src.source
+    assert f" {src.name}(" in src.source
+    assert "tl_sigmoid(" in src.source
+    assert nvrtc_compile(src.source)[1] == ""
+    if be.available()[0]:
+        return  # a GPU is here: test_cuda_gpu.py runs the kernels
+    expected = 1 / (1 + np.exp(-x)) * y - x
+    try:
+        config.set_backend("cuda")
+        reset_stats()
+        np.testing.assert_allclose(jit.run(graph, x, y), expected, rtol=1e-6)
+        (reason, count), = stats()["fallbacks"].items()
+        assert reason.startswith("backend unavailable: cuda: ") and count == 1
+        config.set_strict(True)
+        executor.clear_caches()
+        with pytest.raises(FusionError, match="strict mode.*backend unavailable: cuda"):
+            jit.run(graph, x, y)
+    finally:
+        config.set_strict(False)
+        config.set_backend("auto")
+        executor.clear_caches()
+
+
+def test_compile_errors_are_typed():
+    with pytest.raises(CudaCompileError, match="NVRTC") as e:
+        nvrtc_compile('extern "C" __global__ void k() { undefined_thing(); }')
+    assert "undefined_thing" in e.value.log
+    with pytest.raises(CudaCompileError):  # a warning is an error for nvcc
+        nvcc_compile('extern "C" __global__ void k(int* p) { int unused; p[0] = 1; }', "sm_80")

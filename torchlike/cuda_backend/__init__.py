@@ -1,0 +1,13 @@
+"""The CUDA backend: CUDA C kernels generated from the registry's ``cuda`` templates.
+
+``codegen`` renders a kernel per fusion group and kernel key (``layout`` decides indexing:
+contiguous with 16-byte vectors, or strided with broadcasting), ``compiler`` compiles with NVRTC
+or nvcc (no GPU needed), ``emulate`` runs the exact source on the CPU through ``shim.h`` and
+g++, ``runtime`` launches it on a GPU with CuPy.
+"""
+from .compiler import CudaCompileError, nvcc_compile, nvrtc_compile
+from .emulate import EmulatedCudaBackend
+from .runtime import CudaBackend, register_cuda_backends
+
+__all__ = ["CudaBackend", "EmulatedCudaBackend", "CudaCompileError", "nvrtc_compile",
+           "nvcc_compile", "register_cuda_backends"]

@@ -1,0 +1,309 @@
+"""Render an analysed fusion group into the CUDA C source of one kernel module.
+
+Small tables drive it (tinygrad's renderers are the model): ``CTYPE`` names the C type a value
+of each dtype lives in (float16/bfloat16 live in ``float32``: loaded into float, computed in
+float, rounded once per op, stored back), ``STORAGE`` the element type of an array, ``literal``
+spells a constant exactly, and each op's expression is its registry entry's ``cuda`` template
+(``pick_template``: per-dtype overrides, ``{T}`` the compute dtype's name -- a C typedef in
+``prelude.cuh``).  The skeletons are ``kernel_templates``; how arrays are indexed is
+``layout.plan`` (the kernel key).  A rendered group::
+
+    // torchlike CUDA kernel tl_fused_0f1e2d3c4b5a6978 (generator v1); fused: aten::mul, aten::tanh
+    ...prelude...
+    extern "C" __global__ void __launch_bounds__(256) tl_fused_0f1e2d3c4b5a6978(
+        const float32* __restrict__ in0, float32* __restrict__ out0, unsigned int n) {
+      const unsigned int tl_step = (unsigned int)blockDim.x * gridDim.x;
+      for (unsigned int i = (unsigned int)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+           i += tl_step) {
+        const float32 a0 = in0[i];
+        const float32 v0 = (float32)(a0 * 2.0f);
+        const float32 v1 = (float32)(tl_tanh(v0));
+        out0[i] = v1;
+      }
+    }
+
+Parameters come in this order: the arrays read (``in<k>``, one per input or chunk of an input),
+the Python scalars read (``s<i>``, as double / long long / bool), the outputs (``out<j>``),
+``int* err`` when an op can divide integers by zero, then ``n`` and the strided path's sizes and
+strides (``layout.Plan.index_args``).  With ``plan.table`` all of them but ``err`` are read
+from one ``const long long* tl_table`` instead.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import re
+import struct
+from typing import Dict, List, Optional, Tuple
+
+import numpy as np
+
+from ..fuser.backend import GroupSpec, KernelSource, OpInfo, Unsupported
+from ..ir.graph import Value
+from ..ops.elementwise_base import pick_template
+from . import kernel_templates as kt
+from .layout import Plan, View
+
+VERSION = 1
+BLOCK = 256
+
+CTYPE = {"bool": "bool_", "uint8": "uint8", "int8": "int8", "int16": "int16", "int32": "int32",
+         "int64": "int64", "float16": "float32", "bfloat16": "float32", "float32": "float32",
+         "float64": "float64"}
+STORAGE = dict(CTYPE, float16="__half", bfloat16="__nv_bfloat16")
+HALF = ("float16", "bfloat16")
+_PLACEHOLDER = re.compile(r"\{(\w+)\}")
+_INT_MIN = {"int32": "(-2147483647 - 1)", "int64": "(-9223372036854775807LL - 1)"}
+
+with open(os.path.join(os.path.dirname(__file__), "prelude.cuh")) as _f:
+    PRELUDE = _f.read()
+
+
+def _neg(text: str) -> str:
+    return f"({text})" if text.startswith("-") else text
+
+
+def literal(value, dtype: str) -> str:
+    """``value`` converted to ``dtype`` as the interpreter converts a Python scalar (numpy's
+    ``astype``), spelled exactly: float32 with 9 significant digits and ``f``, float64 with 17,
+    inf/NaN as bit patterns, integers with their type."""
+    if value is None:
+        return "tl_none_t()"
+    if not isinstance(value, (bool, int, float, np.generic)):
+        raise Unsupported(f"unsupported constant of type {type(value).__name__}")
+    dtype = CTYPE[dtype].rstrip("_") if dtype in HALF else dtype
+    v = np.asarray(value).astype(dtype)[()]
+    if dtype == "bool":
+        return "true" if v else "false"
+    if dtype == "float32":
+        if not math.isfinite(v):
+            bits = struct.unpack("<I", struct.pack("<f", v))[0]
+            return f"__int_as_float((int)0x{bits:08x}U)"
+        text = "%.9g" % v
+        return _neg((text if re.search(r"[.e]", text) else text + ".0") + "f")
+    if dtype == "float64":
+        if not math.isfinite(v):
+            bits = struct.unpack("<Q", struct.pack("<d", v))[0]
+            return f"__longlong_as_double((long long)0x{bits:016x}ULL)"
+        text = "%.17g" % v
+        return _neg(text if re.search(r"[.e]", text) else text + ".0")
+    v = int(v)
+    if dtype in _INT_MIN and v == np.iinfo(dtype).min:
+        return _INT_MIN[dtype]
+    if dtype == "int64":
+        return _neg(f"{v}LL")
+    if dtype == "int32":
+        return _neg(str(v))
+    return f"(({dtype}){v})"
+
+
+def cast(expr: str, have: Optional[str], want: str) -> str:
+    """``expr`` (a C value holding dtype ``have``) as a value of ``want``'s C type."""
+    if have is not None and CTYPE[have] == CTYPE[want]:
+        return expr
+    return f"({CTYPE[want]}){expr}"
+
+
+def kernel_name(key: Tuple) -> str:
+    return "tl_fused_" + hashlib.sha256(repr(key).encode()).hexdigest()[:16]
+
+
+class _Renderer:
+    def __init__(self, spec: GroupSpec, plan: Plan):
+        self.spec, self.plan = spec, plan
+        self.uidx = "unsigned int" if plan.index_bits == 32 else "unsigned long long"
+        self.sidx = "int" if plan.index_bits == 32 else "long long"
+        self.names: Dict[Value, str] = {}
+        self.half = any(v.dtype in HALF for v in plan.reads + plan.writes) or \
+            any(o.out_dtype in HALF for o in spec.ops)
+
+    # -- op expressions -----------------------------------------------------------------------
+    def ref(self, r, want: str) -> str:
+        """An op argument as a C value of dtype ``want``."""
+        info = self.spec.info(r)
+        if info.kind == "const":
+            return literal(info.const, want)
+        name = f"s{info.input}" if info.kind == "scalar" else self.names[r]
+        return cast(name, info.carrier, want)
+
+    def op_expr(self, o: OpInfo) -> str:
+        template = o.op.templates.get("cuda")
+        if template is None:
+            raise Unsupported(f"unsupported op {o.op.name}: no cuda template")
+        text = pick_template(template, o.compute, o.attr_values)
+        if text is None:
+            raise Unsupported(f"unsupported op {o.op.name} for dtype {o.compute}")
+        operands = dict(zip(o.op.operand_names, zip(o.operands, o.operand_dtypes)))
+
+        def fill(m):
+            name = m.group(1)
+            if name in operands:
+                r, want = operands[name]
+                return "tl_none_t()" if r is None else self.ref(r, want)
+            if name in o.attrs:
+                # Attributes meet the op's operands in its compute dtype, as a Python scalar
+                # meets an array of that dtype in the interpreter.
+                r = o.attrs[name]
+                if self.spec.info(r).kind == "const" and isinstance(self.spec.info(r).const, str):
+                    raise Unsupported(f"compile failed: template of {o.op.name} renders the "
+                                      f"string attribute {name}")
+                return self.ref(r, o.compute)
+            raise Unsupported(f"compile failed: template of {o.op.name} names unknown {{{name}}}")
+        return _PLACEHOLDER.sub(fill, text)
+
+    # -- statements ---------------------------------------------------------------------------
+    def load(self, v: View, element: str) -> str:
+        return f"tl_load({element})" if v.dtype in HALF else element
+
+    def store(self, v: View, value: str) -> str:
+        return {"float16": f"tl_to_half({value})",
+                "bfloat16": f"tl_to_bf16({value})"}.get(v.dtype, value)
+
+    def body(self, element, indent: str) -> List[str]:
+        """Loads, one statement per op, stores.  ``element(view) -> C lvalue``."""
+        spec, lines = self.spec, []
+        for k, v in enumerate(self.plan.reads):
+            self.names[v.value] = f"a{k}"
+            lines.append(f"const {CTYPE[v.dtype]} a{k} = {self.load(v, element(v))};")
+        for k, o in enumerate(spec.ops):
+            self.names[o.node.output()] = f"v{k}"
+            expr = self.op_expr(o)
+            out = o.out_dtype
+            if out in HALF:
+                arg = expr if CTYPE[o.compute] == "float32" else f"(float64)({expr})"
+                value = f"tl_round_{'half' if out == 'float16' else 'bf16'}({arg})"
+            else:
+                value = f"({CTYPE[out]})({expr})"
+            lines.append(f"const {CTYPE[out]} v{k} = {value};")
+        for v in self.plan.writes:
+            lines.append(f"{element(v)} = {self.store(v, self.names[v.value])};")
+        return [indent + s for s in lines]
+
+    def pointer(self, v: View) -> str:
+        return f"in{self.plan.reads.index(v)}" if v.output < 0 else f"out{v.output}"
+
+    def flat_element(self, v: View) -> str:
+        return f"{self.pointer(v)}[i]"
+
+    def unravel(self) -> List[str]:
+        """``i`` -> the live dims' indices that some strided view uses, innermost first."""
+        strided = [v for v in self.plan.reads + self.plan.writes if not v.direct]
+        used = {d for v in strided for d in v.live}
+        live = self.plan.live
+        lines = []
+        for pos in range(len(live) - 1, -1, -1):
+            d = live[pos]
+            outer_used = any(x in used for x in live[:pos])
+            if pos == 0:
+                if d in used:
+                    lines.append(f"const {self.uidx} i{d} = r;")
+                break
+            if d in used:
+                lines.append(f"const {self.uidx} i{d} = r % size{d};")
+            if outer_used:
+                lines.append(f"r /= size{d};")
+            else:
+                break
+        if lines:
+            lines.insert(0, f"{self.uidx} r = i;" if any(s.startswith("r /=") for s in lines)
+                         else f"const {self.uidx} r = i;")
+        return lines
+
+    def strided_element(self, v: View) -> str:
+        if v.direct:
+            return self.flat_element(v)
+        k = self.pointer(v)
+        terms = [f"({self.sidx})i{d} * st{k}_{d}" for d in v.live]
+        return f"{k}[{' + '.join(terms) or '0'}]"
+
+    # -- parameters ---------------------------------------------------------------------------
+    def params(self) -> List[Tuple[str, str]]:
+        """(C type, name) of every kernel argument, in launch order (before ``err``)."""
+        p = self.plan
+        out = [(f"const {STORAGE[v.dtype]}*", f"in{k}") for k, v in enumerate(p.reads)]
+        for i in p.scalars:
+            out.append(({bool: "bool_", int: "int64", float: "float64"}[self.spec.signature[i]],
+                        f"s{i}"))
+        out += [(f"{STORAGE[v.dtype]}*", f"out{v.output}") for v in p.writes]
+        out.append((self.uidx, "n"))
+        if p.path == "strided":
+            out += [(self.uidx, f"size{d}") for d in p.live[1:]]
+            for v in p.reads + p.writes:
+                if not v.direct:
+                    out += [(self.sidx, f"st{self.pointer(v)}_{d}") for d in v.live]
+        return out
+
+
+def render(spec: GroupSpec, plan: Plan, key: Tuple) -> KernelSource:
+    """The kernel module for ``spec`` (see the module docstring)."""
+    r = _Renderer(spec, plan)
+    name = kernel_name(key)
+    if plan.path == "contig":
+        scalar_body = r.body(r.flat_element, "    ")
+    else:
+        scalar_body = ["    " + s for s in r.unravel()] + r.body(r.strided_element, "    ")
+    plan.uses_err = any(re.search(r"\berr\b", s) for s in scalar_body)
+    params = r.params()
+    if plan.table:
+        decls = [(t, n) for t, n in params]
+        unpack = []
+        for k, (t, n) in enumerate(decls):
+            if t.endswith("*"):
+                value = f"({t})(unsigned long long)tl_table[{k}]"
+                t = t + " __restrict__"
+            elif t == "float64":
+                value = f"__longlong_as_double(tl_table[{k}])"
+            elif t == "bool_":
+                value = f"tl_table[{k}] != 0"
+            else:
+                value = f"({t})tl_table[{k}]"
+            unpack.append(f"  {t} const {n} = {value};")
+        sig = ["const long long* __restrict__ tl_table"]
+        unpack_text = "\n".join(unpack) + "\n"
+    else:
+        sig = [f"{t} __restrict__ {n}" if t.endswith("*") else f"{t} {n}" for t, n in params]
+        unpack_text = ""
+    if plan.uses_err:
+        sig.append("int* __restrict__ err")
+    sig_text = ",\n    ".join(sig)
+
+    def entry(entry_name: str, body: str) -> str:
+        return kt.ENTRY.format(block=BLOCK, name=entry_name, params=sig_text, unpack=unpack_text,
+                               body=body)
+    entries = [entry(name, kt.GRID_STRIDE.format(uidx=r.uidx, start="",
+                                                 body="\n".join(scalar_body) + "\n"))]
+    if plan.path == "contig" and plan.vector and spec.iter_shape:  # 0-d: one element
+        entries.append(entry(name + "_vec", _vector_body(r, plan, scalar_body)))
+    defines = "#define TL_NEEDS_HALF 1\n" if r.half else ""
+    ops = ", ".join(o.op.name for o in spec.ops) or "(copy)"
+    source = kt.MODULE.format(name=name, version=VERSION, ops=ops, defines=defines,
+                              prelude=PRELUDE, entries="\n".join(entries))
+    info = {"entries": [name] + ([name + "_vec"] if len(entries) > 1 else []),
+            "params": params, "uses_err": plan.uses_err, "vector": plan.vector,
+            "table": plan.table, "index_bits": plan.index_bits, "path": plan.path,
+            "plan_key": plan.key(), "max_param_bytes": plan.max_param_bytes}
+    return KernelSource(name, source, key, info)
+
+
+def _vector_body(r: _Renderer, plan: Plan, scalar_body: List[str]) -> str:
+    V = plan.vector
+
+    def vec_type(v: View) -> str:
+        return f"tl_vec<{STORAGE[v.dtype]}, {V}>"
+    loads = [f"    const {vec_type(v)} L{k} = reinterpret_cast<const {vec_type(v)}*>(in{k})[j];"
+             for k, v in enumerate(plan.reads)]
+    loads += [f"    {vec_type(v)} R{v.output};" for v in plan.writes]
+    stores = [f"    reinterpret_cast<{vec_type(v)}*>(out{v.output})[j] = R{v.output};"
+              for v in plan.writes]
+
+    def element(v: View) -> str:
+        return f"L{plan.reads.index(v)}.v[u]" if v.output < 0 else f"R{v.output}.v[u]"
+    body = r.body(element, "      ")
+    main = kt.VECTOR.format(uidx=r.uidx, vec=V, loads="\n".join(loads) + "\n" if loads else "",
+                            body="\n".join(body) + "\n",
+                            stores="\n".join(stores) + "\n" if stores else "")
+    tail = kt.GRID_STRIDE.format(uidx=r.uidx, start=kt.TAIL_START.format(vec=V),
+                                 body="\n".join(scalar_body) + "\n")
+    return main + tail.replace(f"  const {r.uidx} tl_step = ({r.uidx})blockDim.x * gridDim.x;\n",
+                               "", 1)

@@ -1,0 +1,99 @@
+"""Compile CUDA C without a GPU: NVRTC (through CuPy's low-level bindings) and nvcc.
+
+    cubin, log = nvrtc_compile(source, arch="sm_90")   # raises CudaCompileError with the log
+    cubin = nvcc_compile(source, arch="sm_80")         # -Werror all-warnings
+
+Both compile for a real architecture (a cubin, so the whole back end runs, not just the front
+end), with precise math: no ``--use_fast_math``, denormals kept (``--ftz=false``), IEEE division
+and square root.  Headers (``cuda_fp16.h``, ``cuda_bf16.h``) come from ``$CUDA_PATH/include`` or
+the ``cuda-toolkit`` pip package (``site-packages/nvidia/cu13/include``).
+"""
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from typing import List, Optional, Tuple
+
+from ..errors import TorchlikeError
+
+PRECISE = ["--ftz=false", "--prec-div=true", "--prec-sqrt=true"]
+
+
+class CudaCompileError(TorchlikeError, RuntimeError):
+    """NVRTC or nvcc refused a kernel; ``log`` holds the compiler's messages."""
+
+    def __init__(self, message: str, log: str = "", source: str = ""):
+        super().__init__(f"{message}\n{log}".rstrip())
+        self.log = log
+        self.source = source
+
+
+def cuda_include_dirs() -> List[str]:
+    """Directories holding ``cuda_fp16.h``: ``$CUDA_PATH/include``, then the pip packages'."""
+    dirs = []
+    for env in ("CUDA_PATH", "CUDA_HOME"):
+        root = os.environ.get(env)
+        if root and os.path.isfile(os.path.join(root, "include", "cuda_fp16.h")):
+            dirs.append(os.path.join(root, "include"))
+    for base in [p for p in sys.path if p.endswith("site-packages")]:
+        for inc in sorted(glob.glob(os.path.join(base, "nvidia", "cu*", "include")), reverse=True):
+            if os.path.isfile(os.path.join(inc, "cuda_fp16.h")):
+                dirs.append(inc)
+        inc = os.path.join(base, "nvidia", "cuda_runtime", "include")
+        if os.path.isfile(os.path.join(inc, "cuda_fp16.h")):
+            dirs.append(inc)
+    nvcc = shutil.which("nvcc")
+    if nvcc:
+        inc = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(nvcc))), "include")
+        if os.path.isfile(os.path.join(inc, "cuda_fp16.h")):
+            dirs.append(inc)
+    return list(dict.fromkeys(dirs))
+
+
+def nvrtc_options(arch: str = "sm_90") -> List[str]:
+    opts = [f"--gpu-architecture={arch}", "--std=c++17", *PRECISE]
+    opts += [f"-I{d}" for d in cuda_include_dirs()[:1]]
+    return opts
+
+
+def nvrtc_compile(source: str, arch: str = "sm_90", name: str = "kernel.cu",
+                  options: Optional[List[str]] = None) -> Tuple[bytes, str]:
+    """(cubin, log) of ``source`` for ``arch``; needs no GPU.  Raises CudaCompileError."""
+    try:
+        from cupy.cuda import nvrtc
+    except Exception as e:  # cupy missing, or its NVRTC library
+        raise CudaCompileError(f"NVRTC is not available ({type(e).__name__}: {e})") from None
+    prog = nvrtc.createProgram(source, name, [], [])
+    try:
+        try:
+            nvrtc.compileProgram(prog, list(options or nvrtc_options(arch)))
+        except nvrtc.NVRTCError as e:
+            raise CudaCompileError(f"NVRTC failed to compile {name} for {arch}: {e}",
+                                   nvrtc.getProgramLog(prog), source) from None
+        log = nvrtc.getProgramLog(prog)
+        return nvrtc.getCUBIN(prog), log.strip("\x00").strip()
+    finally:
+        nvrtc.destroyProgram(prog)
+
+
+def nvcc_compile(source: str, arch: str = "sm_90") -> bytes:
+    """The cubin nvcc builds from ``source`` with every warning an error."""
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        raise CudaCompileError("nvcc is not on PATH")
+    with tempfile.TemporaryDirectory(prefix="torchlike-nvcc-") as tmp:
+        src, out = os.path.join(tmp, "kernel.cu"), os.path.join(tmp, "kernel.cubin")
+        with open(src, "w") as f:
+            f.write(source)
+        cmd = [nvcc, "-cubin", f"-arch={arch}", "-std=c++17", "-Werror", "all-warnings",
+               *PRECISE, "-o", out, src]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0 or not os.path.exists(out):
+            raise CudaCompileError(f"nvcc failed to compile for {arch} "
+                                   f"(exit {proc.returncode})", proc.stdout + proc.stderr, source)
+        with open(out, "rb") as f:
+            return f.read()

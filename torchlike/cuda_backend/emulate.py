@@ -1,0 +1,214 @@
+"""Run the exact source of generated CUDA kernels on the CPU (CI without a GPU).
+
+The source is compiled by g++ with ``-DTL_EMULATE -include shim.h`` (``shim.h`` maps the CUDA
+built-ins the kernels use onto C++) into a shared library, together with a generated launcher
+per entry point::
+
+    extern "C" void tl_launch_tl_fused_0f1e...(void** args, unsigned grid, unsigned block) {
+      gridDim = {grid, 1, 1}; blockDim = {block, 1, 1};
+      for (unsigned b = 0; b < grid; ++b)
+        for (unsigned t = 0; t < block; ++t) {
+          blockIdx = {b, 0, 0}; threadIdx = {t, 0, 0};
+          tl_fused_0f1e...(*(const float32**)args[0], *(float32**)args[1], *(unsigned int*)args[2]);
+        }
+    }
+
+called through ctypes with numpy arrays: threads run one after another, so grid-stride loops,
+vector loads and their tails, strides and broadcasting all execute as written.  Libraries are
+cached by source hash in ``<cache_dir>/cuda-emulated``.  ``build_many`` puts many kernels in one
+library (g++ costs ~0.5 s per library, far more than per kernel).
+
+``EmulatedCudaBackend`` is a ``fuser.backend.Backend`` over numpy arrays: the same differential
+tests that run the CPU backend run the CUDA kernels' own code through it.
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from ..fuser.backend import ArraySpec, Backend, GroupSpec, KernelSource, Unsupported
+from ..fuser.cache import kernel_dir
+from ..fuser.stats import bump
+from . import codegen
+from .compiler import CudaCompileError
+from .launch import bind
+
+SHIM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "shim.h")
+GXX_FLAGS = ["-O1", "-std=c++17", "-DTL_EMULATE", "-fwrapv", "-fPIC", "-shared", "-w"]
+EMU_GRID, EMU_BLOCK = 3, 5  # small and odd: every grid-stride loop wraps around, tails run
+_CTYPE = {"Q": ctypes.c_uint64, "I": ctypes.c_uint32, "i": ctypes.c_int32,
+          "q": ctypes.c_int64, "d": ctypes.c_double, "?": ctypes.c_bool}
+_lock = threading.Lock()
+_LIBS: Dict[str, ctypes.CDLL] = {}  # source hash -> library holding that kernel
+
+
+def _c_params(source: KernelSource) -> List[str]:
+    info = source.info
+    types = ["const long long*"] if info["table"] else [t for t, _ in info["params"]]
+    return types + (["int*"] if info["uses_err"] else [])
+
+
+def launcher_source(source: KernelSource) -> str:
+    """The ``tl_launch_<entry>`` functions of one kernel module."""
+    out = []
+    types = _c_params(source)
+    call_args = ", ".join(f"*({t}*)args[{k}]" for k, t in enumerate(types))
+    for entry in source.info["entries"]:
+        out.append(f'extern "C" void tl_launch_{entry}(void** args, unsigned grid, '
+                   f'unsigned block) {{\n'
+                   f'  gridDim = {{grid, 1, 1}}; blockDim = {{block, 1, 1}};\n'
+                   f'  for (unsigned b = 0; b < grid; ++b)\n'
+                   f'    for (unsigned t = 0; t < block; ++t) {{\n'
+                   f'      blockIdx = {{b, 0, 0}}; threadIdx = {{t, 0, 0}};\n'
+                   f'      {entry}({call_args});\n'
+                   f'    }}\n}}\n')
+    return "\n".join(out)
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def gxx_compile(text: str, path: str) -> None:
+    """``text`` -> shared library ``path`` (written atomically).  Raises CudaCompileError."""
+    gxx = shutil.which("g++")
+    if gxx is None:
+        raise CudaCompileError("g++ is not on PATH: the CUDA emulator needs a host C++ compiler")
+    directory = os.path.dirname(path)
+    fd, src = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".cpp")
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    tmp_out = src[:-4] + ".so"
+    try:
+        proc = subprocess.run([gxx, *GXX_FLAGS, "-include", SHIM, "-o", tmp_out, src],
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise CudaCompileError("g++ failed to compile the emulated CUDA source",
+                                   proc.stderr[-8000:], text)
+        os.replace(tmp_out, path)
+    finally:
+        for f in (src, tmp_out):
+            if os.path.exists(f):
+                os.unlink(f)
+
+
+def build_many(sources: Sequence[KernelSource]) -> ctypes.CDLL:
+    """One shared library holding every kernel of ``sources`` (their exact text, concatenated:
+    the prelude's guards let them share one translation unit) and their launchers."""
+    unique = {s.source: s for s in sources}
+    text = "\n".join(list(unique) + [launcher_source(s) for s in unique.values()])
+    h = _digest(text)
+    with _lock:
+        lib = _LIBS.get(h)
+        if lib is None:
+            path = os.path.join(kernel_dir("cuda-emulated"), f"{h}.so")
+            if os.path.exists(path):
+                bump("disk_hits")
+            else:
+                gxx_compile(text, path)
+            lib = ctypes.CDLL(path)
+            _LIBS[h] = lib
+        for s in unique:
+            _LIBS.setdefault(_digest(s), lib)
+    return lib
+
+
+class _HostDevice:
+    """``launch.bind``'s device for the emulator: numpy arrays, ctypes calls."""
+
+    def __init__(self, lib: ctypes.CDLL, grid: int, block: int):
+        self.lib, self.grid, self.block = lib, grid, block
+        self.fns = {}
+
+    @staticmethod
+    def empty(shape, dtype):
+        return np.empty(shape, dtype)
+
+    @staticmethod
+    def pointer(a) -> int:
+        return a.__array_interface__["data"][0]
+
+    @staticmethod
+    def zeros_err():
+        return np.zeros(1, np.int32)
+
+    @staticmethod
+    def read_err(err) -> bool:
+        return bool(err[0])
+
+    @staticmethod
+    def table(values: np.ndarray):
+        return values, values.__array_interface__["data"][0]
+
+    def launch(self, entry: str, packed, n: int, keep) -> None:
+        fn = self.fns.get(entry)
+        if fn is None:
+            fn = self.fns[entry] = getattr(self.lib, f"tl_launch_{entry}")
+            fn.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_uint, ctypes.c_uint]
+            fn.restype = None
+        objs = [_CTYPE[k](int(v) if k in "QIiq" else v) for k, v in packed]
+        argv = (ctypes.c_void_p * max(1, len(objs)))(*[ctypes.addressof(o) for o in objs])
+        fn(argv, self.grid, self.block)
+
+
+class EmulatedKernel:
+    def __init__(self, source: KernelSource, lib: ctypes.CDLL, grid: int, block: int):
+        self.source = source
+        self.device = _HostDevice(lib, grid, block)
+
+    def bind(self, spec: GroupSpec, on_error):
+        return bind(self.source, spec, on_error, self.device)
+
+
+class EmulatedCudaBackend(Backend):
+    """The CUDA code generator, its kernels run on the CPU (numpy arrays; ``xp`` is numpy).
+
+    ``grid``/``block``: the launch shape every kernel gets (small, so loops wrap)."""
+
+    name = "cuda-emulated"
+    xp = np
+
+    def __init__(self, grid: int = EMU_GRID, block: int = EMU_BLOCK,
+                 max_param_bytes: Optional[int] = None):
+        self.grid, self.block, self.max_param_bytes = grid, block, max_param_bytes
+
+    def available(self) -> Tuple[bool, str]:
+        if shutil.which("g++") is None:
+            return False, "g++ is not on PATH"
+        return True, ""
+
+    def check(self, spec: GroupSpec) -> Optional[str]:
+        for s in spec.signature:
+            if isinstance(s, ArraySpec) and s.module != "numpy":
+                return f"backend unavailable: {self.name} takes numpy arrays, not {s.module}"
+        return None
+
+    def kernel_key(self, spec: GroupSpec) -> Tuple:
+        from .layout import plan
+        p = plan(spec, self.max_param_bytes)
+        return (self.name, codegen.VERSION, spec.structure, spec.input_key(), p.key())
+
+    def generate(self, spec: GroupSpec) -> KernelSource:
+        from .layout import plan
+        p = plan(spec, self.max_param_bytes)
+        key = (self.name, codegen.VERSION, spec.structure, spec.input_key(), p.key())
+        return codegen.render(spec, p, key)
+
+    def compile(self, source: KernelSource) -> EmulatedKernel:
+        lib = _LIBS.get(_digest(source.source))
+        if lib is None:
+            try:
+                lib = build_many([source])
+            except CudaCompileError as e:
+                raise Unsupported(f"compile failed: g++: {str(e).splitlines()[0][:200]}") \
+                    from None
+            bump("kernels_compiled")
+        return EmulatedKernel(source, lib, self.grid, self.block)

@@ -1,0 +1,101 @@
+"""Host side of a generated CUDA kernel: argument lists and per-signature launchers.
+
+``bind(source, spec, on_error, device)`` precomputes everything the exact signature fixes (the
+plan, output shapes and dtypes, sizes and strides) and returns ``launcher(args) -> outputs``.
+Per call it only takes the data pointers (plus each chunk's offset), allocates the outputs,
+picks the vector entry point when every pointer is aligned for it, launches, and checks the
+integer-division flag.  ``device`` is what differs between a GPU and the CPU emulator:
+``empty(shape, dtype)``, ``pointer(array)``, ``launch(entry, values, n)``, ``zeros_err()``,
+``read_err(err)``, ``table(int64 numpy array) -> (keep_alive, pointer)``.
+
+float16 arrays are handed to the kernel as they are; bfloat16 arrays (which numpy and cupy do
+not have) travel as uint16 bit patterns, and bfloat16 outputs come back as uint16 arrays.
+"""
+from __future__ import annotations
+
+import struct
+from typing import Any, Callable, List, Sequence
+
+import numpy as np
+
+from ..fuser.backend import GroupSpec, KernelSource, Unsupported
+from ..interpreter import constant_runtime_value
+from .layout import ITEMSIZE, plan as make_plan
+
+# C parameter type -> how a Python value is packed (struct format)
+PACK = {"unsigned int": "I", "unsigned long long": "Q", "int": "i", "long long": "q",
+        "int64": "q", "float64": "d", "bool_": "?"}
+
+
+def storage_dtype(dtype: str) -> np.dtype:
+    return np.dtype("uint16" if dtype == "bfloat16" else dtype)
+
+
+def pack_kind(ctype: str) -> str:
+    return "Q" if ctype.endswith("*") else PACK[ctype]
+
+
+def table_of(params, values) -> np.ndarray:
+    """All kernel arguments as one int64 array (doubles as their bits, bools as 0/1)."""
+    out = np.empty(len(values), np.int64)
+    for k, ((ctype, _), v) in enumerate(zip(params, values)):
+        kind = pack_kind(ctype)
+        if kind == "d":
+            out[k] = struct.unpack("<q", struct.pack("<d", float(v)))[0]
+        elif kind == "Q":
+            out[k] = np.uint64(v).view(np.int64) if isinstance(v, np.generic) else \
+                struct.unpack("<q", struct.pack("<Q", int(v)))[0]
+        else:
+            out[k] = int(v)
+    return out
+
+
+def bind(source: KernelSource, spec: GroupSpec, on_error: Callable, device) -> Callable:
+    p = make_plan(spec, source.info.get("max_param_bytes"))
+    if p.key() != source.info["plan_key"]:  # the kernel key covers the plan; never expected
+        raise Unsupported("compile failed: kernel plan does not match its key")
+    info = source.info
+    params, entries, V = info["params"], info["entries"], info["vector"]
+    alloc = [(v.shape, storage_dtype(v.dtype)) for v in p.writes]
+    reads = [(v.input, v.offset * ITEMSIZE[v.dtype], V * ITEMSIZE[v.dtype]) for v in p.reads]
+    out_align = [V * ITEMSIZE[v.dtype] for v in p.writes]
+    index_args = p.index_args()
+    scalars = p.scalars
+    n = p.n
+    slot = {v.value: j for j, v in enumerate(p.writes)}
+    plan_out = []  # per group output: (0, slot) | (1, input index) | (2, constant)
+    for v in spec.outputs:
+        vi = spec.values[v]
+        if v in slot:
+            plan_out.append((0, slot[v]))
+        elif vi.kind in ("array", "scalar"):
+            plan_out.append((1, vi.input))
+        else:
+            plan_out.append((2, constant_runtime_value(v.node, np)))
+    uses_err, table = info["uses_err"], info["table"]
+    pointer, empty = device.pointer, device.empty
+
+    def launcher(args: Sequence[Any]) -> List[Any]:
+        res = [empty(s, d) for s, d in alloc]
+        if n:
+            ptrs = [pointer(args[i]) + off for i, off, _ in reads]
+            optrs = [pointer(r) for r in res]
+            entry = entries[0]
+            if len(entries) > 1 and all(q % a == 0 for q, (_, _, a) in zip(ptrs, reads)) \
+                    and all(q % a == 0 for q, a in zip(optrs, out_align)):
+                entry = entries[1]
+            values = ptrs + [args[i] for i in scalars] + optrs + index_args
+            err = device.zeros_err() if uses_err else None
+            if table:
+                keep, tptr = device.table(table_of(params, values))
+                device.launch(entry, [("Q", tptr)] + ([("Q", device.pointer(err))] if uses_err
+                                                     else []), n, keep)
+            else:
+                packed = [(pack_kind(t), v) for (t, _), v in zip(params, values)]
+                if uses_err:
+                    packed.append(("Q", device.pointer(err)))
+                device.launch(entry, packed, n, None)
+            if uses_err and device.read_err(err):
+                on_error(args)
+        return [res[x] if k == 0 else args[x] if k == 1 else x for k, x in plan_out]
+    return launcher
