@@ -6,10 +6,24 @@ To stay fast, one group holds every op that accepts the dtype at hand (one kerne
 layout), all kernels are generated first, NVRTC-compiled one by one (~0.1 s each) and built into
 ONE shared library for the emulator (g++ costs ~0.5 s per library).
 """
+import os
+import shutil
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
+
+# NVRTC comes with the cuda13 extra (cupy + cuda-toolkit) and nvcc with the CUDA toolkit.  A user
+# without them skips, saying so; CI installs both, so there a missing compiler is a failure.
+_IN_CI = os.environ.get("CI") == "true"
+try:
+    from cupy.cuda import nvrtc as _nvrtc  # noqa: F401
+except Exception as _e:  # pragma: no cover - depends on the machine
+    if _IN_CI:
+        raise
+    pytest.skip(f"NVRTC unavailable ({_e}): pip install -e '.[cuda13]'", allow_module_level=True)
+needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None and not _IN_CI,
+                                reason="nvcc (the CUDA toolkit) is not on PATH")
 
 from torchlike import ops
 from torchlike.cuda_backend import codegen, layout
@@ -213,6 +227,7 @@ def test_registry_op_matrix(matrix, dtype, layout):
         assert_same([g], [e], f"{op.name} {dtype} {layout}")
 
 
+@needs_nvcc
 def test_nvcc_sm80_batch(matrix):
     """nvcc with every warning an error, on several kernels in one translation unit."""
     sample = [matrix[(d, l)].source.source for d, l in
