@@ -1,0 +1,315 @@
+"""The GPU half of the harness (``python -m bench --device cuda``), on CuPy.
+
+Modes (each only where its library is installed and works on this GPU):
+
+======================  ===================================================================
+torchlike               the captured workload called on cupy arrays: fused CUDA kernels
+interpreter             ``jit.run`` of the same graph on cupy arrays, op by op
+cupy                    the workload's ``ref(cupy, ...)``: CuPy eager
+cupy.fuse               ``cupy.fuse`` of that function (not every workload fuses: chunk/split)
+cupy.ElementwiseKernel  a hand-written ``cupy.ElementwiseKernel`` (``KERNELS`` below)
+torch                   PyTorch eager on CUDA tensors sharing the cupy arrays' memory
+torch.compile           ``torch.compile`` of the PyTorch version (not with ``--quick``)
+======================  ===================================================================
+
+Times are device-event times from ``cupyx.profiler.benchmark`` (one call per sample, rotated
+over input copies); the roofline is a large device-to-device copy measured in the same run.
+Without CuPy or a GPU, ``unavailable_reason()`` says why and ``--device cuda`` exits with 2.
+"""
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Callable, Dict, List, Optional
+
+import numpy as np
+
+from . import common, compile_times
+from .timing import FULL, QUICK, TimingPolicy
+from .workloads import Workload, affine_chain_expr, select
+
+
+def unavailable_reason() -> Optional[str]:
+    """None when CuPy sees a GPU, else a one-line reason (no traceback)."""
+    try:
+        import cupy
+    except Exception as e:
+        return f"CuPy is not installed or does not import ({type(e).__name__}: {e})"
+    try:
+        if cupy.cuda.runtime.getDeviceCount() < 1:
+            return "CuPy sees no CUDA device"
+        cupy.empty(1)                   # a driver/runtime mismatch shows up here
+        cupy.cuda.Device().synchronize()
+    except Exception as e:
+        return f"no usable CUDA device ({type(e).__name__}: {str(e).splitlines()[0][:200]})"
+    return None
+
+
+def to_device_cuda(arrays: tuple) -> tuple:
+    import cupy
+    return tuple(cupy.asarray(x) for x in arrays)
+
+
+def sync_cuda() -> None:
+    import cupy
+    cupy.cuda.Device().synchronize()
+
+
+# -- hand-written ElementwiseKernels ---------------------------------------------------------
+# Bodies compute in A (float for float16/float32, double for float64) and store T.
+
+_PREAMBLE = """
+template <typename T> struct Acc { typedef float type; };
+template <> struct Acc<double> { typedef double type; };
+"""
+_A = "typedef Acc<T>::type A; "
+_SIG = "(A(1) / (A(1) + exp(-({}))))"
+
+_LSTM_TAIL = (f"A i_ = {_SIG.format('gi')}; A f_ = {_SIG.format('gf')}; A g_ = tanh(gg); "
+              f"A o_ = {_SIG.format('go')}; A c_ = f_ * (A)c + i_ * g_; "
+              "cy = (T)c_; hy = (T)(o_ * tanh(c_));")
+
+KERNELS: Dict[str, tuple] = {   # name -> (in_params, out_params, body)
+    "gelu_tanh": ("T x", "T y", _A + "A v = (A)x; y = (T)(A(0.5) * v * (A(1) + tanh("
+                  "A(0.7978845608028654) * (v + A(0.044715) * v * v * v))));"),
+    "gelu_erf": ("T x", "T y",
+                 _A + "A v = (A)x; y = (T)(A(0.5) * v * (A(1) + erf(v * A(0.7071067811865476))));"),
+    "silu_swish": ("T x", "T silu, T swish",
+                   _A + "A v = (A)x; silu = (T)(v / (A(1) + exp(-v))); "
+                   "swish = (T)(v / (A(1) + exp(A(-1.702) * v)));"),
+    "softplus_threshold": ("T x", "T y", _A + "A v = (A)x; A b = v * A(2); "
+                           "y = (T)(b > A(5) ? v : log1p(exp(b)) / A(2));"),
+    "mish": ("T x", "T y", _A + "A v = (A)x; A sp = v > A(20) ? v : log1p(exp(v)); "
+             "y = (T)(v * tanh(sp));"),
+    "hardswish": ("T x", "T y", _A + "A v = (A)x; "
+                  "y = (T)(v * min(max(v + A(3), A(0)), A(6)) / A(6));"),
+    "lstm_cell_pointwise": (
+        "raw T gates, T c, int32 H", "T hy, T cy",
+        _A + "ptrdiff_t row = i / H, j = i % H, base = row * 4 * H + j; "
+        "A gi = gates[base], gf = gates[base + H], gg = gates[base + 2 * H], "
+        "go = gates[base + 3 * H]; " + _LSTM_TAIL),
+    "milstm_cell_pointwise": (
+        "raw T wx, raw T uz, T c, raw T alpha, raw T beta_i, raw T beta_h, raw T bias, int32 H",
+        "T hy, T cy",
+        _A + "ptrdiff_t row = i / H, j = i % H; A g4[4]; "
+        "for (int k = 0; k < 4; ++k) { ptrdiff_t m = k * H + j, e = row * 4 * H + m; "
+        "A w = wx[e], u = uz[e]; g4[k] = (A)alpha[m] * w * u + (A)beta_i[m] * w "
+        "+ (A)beta_h[m] * u + (A)bias[m]; } "
+        "A gi = g4[0], gf = g4[1], gg = g4[2], go = g4[3]; " + _LSTM_TAIL),
+    "gru_cell_pointwise": (
+        "raw T gi, raw T gh, T hx, raw T b_ih, raw T b_hh, int32 H", "T hy",
+        _A + "ptrdiff_t row = i / H, j = i % H, e = row * 3 * H + j; "
+        f"A r = {_SIG.format('(A)gi[e] + (A)b_ih[j] + (A)gh[e] + (A)b_hh[j]')}; "
+        f"A z = {_SIG.format('(A)gi[e + H] + (A)b_ih[j + H] + (A)gh[e + H] + (A)b_hh[j + H]')}; "
+        "A n = tanh((A)gi[e + 2 * H] + (A)b_ih[j + 2 * H] "
+        "+ r * ((A)gh[e + 2 * H] + (A)b_hh[j + 2 * H])); "
+        "hy = (T)((A(1) - z) * n + z * (A)hx);"),
+    "chain_transcendental_8": (
+        "T x", "T y", _A + "A v = log1p(exp(sin((A)x))); v = cos(sqrt(v)); "
+        f"v = {_SIG.format('v')}; y = (T)expm1(tanh(v));"),
+    "unary_chain_20": (
+        "T x", "T y", _A + "A v = log1p(exp(cos(sin((A)x)))); v = A(1) / sqrt(sqrt(v)); "
+        f"v = -(A(1) / v); v = tanh(fabs(v)); v = {_SIG.format('v')}; "
+        "v = atan(expm1(erf(v))); v = -log(erfc(max(v, A(0)))); v = exp(v); "
+        "y = (T)(v - trunc(v));"),
+    "scale_shift": ("T x", "T y", _A + "y = (T)((A)x * A(2) + A(1));"),
+    "bias_dropout_residual": ("T x, T b, T r", "T y", _A + "y = (T)((A)x + (A)b + (A)r);"),
+    "broadcast_outer": ("T a, T b", "T y", _A + "A u = a, v = b; y = (T)((u + v) * u - v);"),
+    "loop_square_5": ("T x", "T y", _A + "A v = x; for (int k = 0; k < 5; ++k) v = v * v; "
+                      "y = (T)v;"),
+    "int_bitmix": ("T a, T b", "T y", "T t = a * 3 + b; T r = t % 1000; "
+                   "if (r != 0 && r < 0) r += 1000; y = r ^ (b & 255);"),
+    "mixed_int_float": ("T x, int32 a", "T y", _A + "y = (T)((A)x * (A)a + A(0.5));"),
+}
+KERNELS["gelu_tanh_f64"] = KERNELS["gelu_tanh"]
+KERNELS["gelu_tanh_f16"] = KERNELS["gelu_tanh"]
+_HIDDEN = {"lstm_cell_pointwise": 1, "milstm_cell_pointwise": 2, "gru_cell_pointwise": 2}
+
+
+def _kernel_spec(name: str):
+    if name.startswith("chain_affine_"):
+        expr = affine_chain_expr(int(name.rsplit("_", 1)[1]), "v").replace("abs(", "fabs(")
+        for c in ("-0.75", "0.75", "0.5", "0.25"):
+            expr = expr.replace(c, f"A({c})")
+        return "T x", "T y", _A + f"A v = (A)x; y = (T)({expr});"
+    return KERNELS.get(name)
+
+
+def elementwise_kernel(w: Workload) -> Optional[Callable]:
+    spec = _kernel_spec(w.name)
+    if spec is None:
+        return None
+    import cupy
+    kernel = cupy.ElementwiseKernel(*spec, name=f"bench_{w.name}", preamble=_PREAMBLE)
+    hidden_arg = _HIDDEN.get(w.name)
+    if hidden_arg is None:
+        return kernel
+    return lambda *xs: kernel(*xs, np.int32(xs[hidden_arg].shape[1]))
+
+
+class CudaDevice(common.Device):
+    name = "cuda"
+
+    def __init__(self):
+        import cupy
+        self.cupy = cupy
+        torch = common.optional("torch")
+        self.torch = torch if torch is not None and torch.cuda.is_available() else None
+        self.torch_why = ("torch is not installed" if torch is None
+                          else "torch has no CUDA here" if self.torch is None else None)
+
+    def default_sizes(self, quick: bool) -> List[int]:
+        return [10, 16, 20] if quick else [10, 12, 14, 16, 18, 20, 22, 24, 26]
+
+    def to_device(self, arrays: tuple) -> tuple:
+        return to_device_cuda(arrays)
+
+    def sync(self) -> None:
+        sync_cuda()
+
+    def time(self, fn, input_sets, policy: TimingPolicy) -> dict:
+        from cupyx.profiler import benchmark
+        k = [0]
+
+        def call():
+            fn(*input_sets[k[0] % len(input_sets)])
+            k[0] += 1
+        res = benchmark(call, (), n_repeat=policy.max_repeats, n_warmup=policy.warmup_calls + 2,
+                        max_duration=policy.min_time_s)
+        gpu, cpu = list(res.gpu_times[0]), list(res.cpu_times)
+        if len(gpu) < policy.min_repeats:
+            more = benchmark(call, (), n_repeat=policy.min_repeats - len(gpu), n_warmup=0)
+            gpu += list(more.gpu_times[0])
+            cpu += list(more.cpu_times)
+        from .timing import summarize
+        stats = summarize(gpu)
+        stats["host_median_s"] = float(np.median(cpu))
+        return stats
+
+    def _torch_view(self):
+        """Inputs as CUDA tensors sharing memory, converted once per array (cached by id)."""
+        torch, seen = self.torch, {}
+
+        def view(x):
+            hit = seen.get(id(x))
+            if hit is None:
+                hit = seen[id(x)] = (x, torch.as_tensor(x, device="cuda"))
+            return hit[1]
+        return view
+
+    def modes(self, w: Workload, example: tuple, quick: bool, wanted: set, cache: dict):
+        from torchlike import jit
+        cupy = self.cupy
+        modes: Dict[str, Callable] = {}
+        why_not: Dict[str, str] = {}
+        on = lambda m: not wanted or m in wanted
+        if w.capture == "script":
+            if "script" not in cache:
+                cache["script"] = jit.script(w.fn)
+            fn = cache["script"]
+        else:
+            fn = jit.trace(w.fn, example)
+        if on("torchlike"):
+            modes["torchlike"] = fn
+        if on("interpreter"):
+            graph = fn.graph
+            modes["interpreter"] = lambda *xs: jit.run(graph, *xs)
+        if on("cupy"):
+            modes["cupy"] = lambda *xs: w.ref(cupy, *xs)
+        if on("cupy.fuse"):
+            if "fuse" not in cache:
+                cache["fuse"] = cupy.fuse(kernel_name=f"fuse_{w.name}")(
+                    lambda *xs: w.ref(cupy, *xs))
+            modes["cupy.fuse"] = cache["fuse"]
+        if on("cupy.ElementwiseKernel"):
+            if "ek" not in cache:
+                cache["ek"] = elementwise_kernel(w)
+            if cache["ek"] is None:
+                why_not["cupy.ElementwiseKernel"] = "no hand-written kernel"
+            else:
+                modes["cupy.ElementwiseKernel"] = cache["ek"]
+        for mode in ("torch", "torch.compile"):
+            if not on(mode):
+                continue
+            if self.torch is None:
+                why_not[mode] = self.torch_why
+            elif w.torch is None:
+                why_not[mode] = "not expressible in PyTorch"
+            elif mode == "torch.compile" and quick:
+                why_not[mode] = "skipped with --quick (compiles for minutes)"
+            else:
+                torch, view = self.torch, self._torch_view()
+                if mode == "torch":
+                    modes[mode] = lambda *xs: w.torch(torch, *map(view, xs))
+                else:
+                    if "torch.compile" not in cache:
+                        cache["torch.compile"] = torch.compile(lambda *ts: w.torch(torch, *ts))
+                    compiled = cache["torch.compile"]
+                    modes[mode] = lambda *xs: compiled(*map(view, xs))
+        return modes, why_not
+
+
+def copy_bandwidth(nbytes: int) -> float:
+    """Device-to-device copy rate (GB/s, read + write) of one large buffer (cudaMemcpyAsync)."""
+    import cupy
+    from cupyx.profiler import benchmark
+    src = cupy.ones(nbytes // 4, cupy.float32)
+    dst = cupy.empty_like(src)
+    res = benchmark(lambda: dst.data.copy_from_device_async(src.data, nbytes), (),
+                    n_repeat=20, n_warmup=3)
+    return 2 * nbytes / float(np.median(res.gpu_times[0])) / 1e9
+
+
+def gpu_info() -> dict:
+    import cupy
+    rt = cupy.cuda.runtime
+    props = rt.getDeviceProperties(cupy.cuda.Device().id)
+    name = props.get("name", b"?")
+    info = {"gpu_name": name.decode() if isinstance(name, bytes) else str(name),
+            "gpu_memory_bytes": props.get("totalGlobalMem"),
+            "cuda_runtime_version": rt.runtimeGetVersion(),
+            "cuda_driver_version": rt.driverGetVersion()}
+    clock_khz, bus_bits = props.get("memoryClockRate"), props.get("memoryBusWidth")
+    if clock_khz and bus_bits:    # DDR: two transfers per clock
+        info["gpu_peak_bandwidth_gbps"] = 2 * clock_khz * 1e3 * bus_bits / 8 / 1e9
+    return info
+
+
+def run_cuda(args, allocator_env: dict, cache_dir: str) -> int:
+    from torchlike import jit
+    dev = CudaDevice()
+    sizes = [int(s) for s in args.sizes.split(",") if s] or dev.default_sizes(args.quick)
+    wanted = set(m for m in args.modes.split(",") if m)
+    workloads = select(args.filter, "cuda")
+    if not workloads:
+        print(f"no workload matches --filter {args.filter!r}", file=sys.stderr)
+        return 2
+    policy = QUICK if args.quick else FULL
+    copy_bytes = 1 << 28 if args.quick else 1 << 30
+    bandwidth = copy_bandwidth(copy_bytes)
+    compile_size = min(sizes + [10])   # small: the first call is then mostly compile
+    sys.stderr.write(f"compile times at 2^{compile_size} (cold, then warm in a fresh "
+                     f"process)...\n")
+    cold = compile_times.measure(workloads, compile_size, to_device_cuda, sync_cuda, "cold")
+    warm = compile_times.warm_from_disk("cuda", [w.name for w in workloads], compile_size,
+                                        cache_dir)
+    jit.reset_stats()
+    loop = common.run_workloads(dev, workloads, sizes, wanted, args.quick, policy, bandwidth)
+    run = {"device": "cuda", "created_unix": time.time(), "quick": bool(args.quick),
+           "command": " ".join(["python -m bench"] + sys.argv[1:]),
+           "machine": common.machine_info(gpu_info()),
+           "libraries": common.library_versions(), "allocator_env": allocator_env,
+           "cache_dir": cache_dir, "timing": dict(policy.as_dict(), clock="cuda events"),
+           "copy_bandwidth": {"gbps": bandwidth, "bytes": copy_bytes,
+                              "method": "cudaMemcpyAsync device to device, read + write bytes"},
+           "sizes": sizes, "modes": sorted({r["mode"] for r in loop["results"]}), **loop,
+           "compile": {"log2_size": compile_size, "rows": compile_times.merge(cold, warm),
+                       "cold_process_warmup_s": cold.get("cold_process_warmup_s"),
+                       "warm_process_warmup_s": warm.get("warm_process_warmup_s"),
+                       "warm_error": warm.get("error")},
+           "fuser_stats": jit.stats(), "seed_loop": None}
+    doc = common.write_outputs(run, Path(args.out))
+    from .report import render_report
+    print(render_report({"schema": doc["schema"], "runs": [run]}, Path(args.out)))
+    return 1 if loop["failures"] else 0
