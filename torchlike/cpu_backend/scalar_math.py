@@ -16,6 +16,10 @@ Contract with the code generator:
   Numba's default "python" model would raise).
 * An absent optional operand (``clamp(x, None, hi)``) is passed as ``None``; the helpers
   prune the branch at compile time.
+* ``tl_<name>_f32`` helpers (exp, expm1, log, log1p, log2, log10, tanh, sigmoid, silu,
+  gelu_tanh, softplus, mish, elu, pow) are the float32-compute versions the templates pick by
+  dtype: call-free and branch-free so the kernel loop vectorizes, float64 inside, within 1 ulp
+  of the float32 result; float64 compute keeps libm (see the section below).
 """
 from __future__ import annotations
 
@@ -23,6 +27,9 @@ import math
 
 import numba
 import numpy as np
+from llvmlite import ir as llvm_ir
+from numba.core import types
+from numba.extending import intrinsic
 
 def _njit(fn):
     # error_model="numpy": float x / 0.0 is inf/nan, as in IEEE and PyTorch (kernels use it too)
@@ -221,6 +228,252 @@ def tl_lerp(a, b, w):
 @_njit
 def tl_frac(x):
     return x - np.trunc(x)
+
+
+# ----- vectorizable float32 transcendental functions -----
+#
+# pip's llvmlite has no SVML, so ``np.exp(x)`` on float32 in a loop is a scalar ``expf`` call and
+# the loop cannot be vectorized.  The ``tl_*_f32`` helpers below are call-free and branch-free
+# (conditionals are ``a if c else b`` selects, which LLVM if-converts), so LLVM's loop vectorizer
+# turns a kernel using them into SIMD code.  They compute in float64: a float32 argument is exact
+# as a double (subnormals included), a degree-10 polynomial is accurate to ~1e-15, and the
+# kernel's final cast rounds once to float32 -- within 1 ulp of the correctly rounded result
+# (tests/test_scalar_math.py measures it).  Overflow, underflow, subnormals, inf and NaN fall out
+# of that final cast; the selects below only pin down the values a polynomial gets wrong
+# (log(0) = -inf, log(<0) = nan, -0.0 kept where numpy keeps it).  Float64 compute keeps libm.
+
+_LOG2E = 1.4426950408889634
+_LN2 = 0.6931471805599453
+_LOG10_2 = 0.30102999566398120
+_LOG10_E = 0.43429448190325176
+_ROUND = 6755399441055744.0  # 1.5 * 2**52: t + _ROUND rounds t to an integer in the low bits
+_F32_OVERFLOW = 3.4028235677973366e38  # doubles at or above this round to float32 inf
+
+
+@intrinsic
+def _f64_from_bits(typingctx, bits):
+    """The double whose IEEE bits are the int64 ``bits`` (a bitcast, no conversion)."""
+    if bits != types.int64:
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(args[0], llvm_ir.DoubleType())
+    return types.float64(types.int64), codegen
+
+
+@intrinsic
+def _f64_bits(typingctx, x):
+    """The IEEE bits of the double ``x`` as an int64."""
+    if x != types.float64:
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(args[0], llvm_ir.IntType(64))
+    return types.int64(types.float64), codegen
+
+
+@_njit
+def _exp_d(x):
+    """exp of a double, ~1e-15 relative on [-708, 709]; 0 below, inf above (fine for float32
+    results: both are far outside float32's range); NaN propagates."""
+    xc = -708.0 if x < -708.0 else x  # NaN compares false and stays NaN
+    xc = 709.0 if xc > 709.0 else xc
+    t = xc * _LOG2E + _ROUND  # round(x / ln2) in the low mantissa bits, no conversion needed
+    nf = t - _ROUND
+    n = _f64_bits(t) - _f64_bits(_ROUND)
+    r = xc - nf * _LN2  # |r| <= ln2 / 2
+    p = 1.0 + r * (1.0 + r * (0.5 + r * (1.6666666666666666e-01 + r * (
+        4.1666666666666664e-02 + r * (8.3333333333333332e-03 + r * (
+            1.3888888888888889e-03 + r * (1.9841269841269841e-04 + r * (
+                2.4801587301587302e-05 + r * (2.7557319223985893e-06 + r * (
+                    2.7557319223985888e-07))))))))))
+    res = p * _f64_from_bits((n + 1023) << 52)
+    res = np.inf if x > 709.0 else res
+    return 0.0 if x < -708.0 else res
+
+
+@_njit
+def _expm1_d(x):
+    """expm1 of a double: a Taylor polynomial for |x| < 0.25 (no cancellation; keeps -0.0),
+    exp(x) - 1 elsewhere."""
+    p = x * (1.0 + x * (0.5 + x * (1.6666666666666666e-01 + x * (
+        4.1666666666666664e-02 + x * (8.3333333333333332e-03 + x * (
+            1.3888888888888889e-03 + x * (1.9841269841269841e-04 + x * (
+                2.4801587301587302e-05 + x * 2.7557319223985893e-06))))))))
+    big = _exp_d(x) - 1.0
+    return p if abs(x) < 0.25 else big
+
+
+@_njit
+def _log_series(num, den):
+    """log((1 + f) / (1 - f)) = 2 atanh(f) for f = num / den, |f| <= 0.1716."""
+    f = num / den
+    s = f * f
+    return 2.0 * f * (1.0 + s * (3.3333333333333333e-01 + s * (2.0e-01 + s * (
+        1.4285714285714285e-01 + s * (1.1111111111111111e-01 + s * (
+            9.0909090909090912e-02 + s * (7.6923076923076927e-02 + s * (
+                6.6666666666666666e-02 + s * 5.8823529411764705e-02))))))))
+
+
+@_njit
+def _log_parts(u):
+    """(e, m) with u = 2**e * m, m in [sqrt(1/2), sqrt(2)), for a positive normal double u
+    (e as a double)."""
+    bits = _f64_bits(u)
+    # exponent field as a double without an int -> float conversion: (2**52 + E) - (2**52 + 1023)
+    e = _f64_from_bits((bits >> 52) | 0x4330000000000000) - 4503599627371519.0
+    m = _f64_from_bits((bits & 0x000FFFFFFFFFFFFF) | 0x3FF0000000000000)
+    hi = m > 1.4142135623730951
+    m = m * 0.5 if hi else m
+    e = e + 1.0 if hi else e
+    return e, m
+
+
+@_njit
+def _log_special(x, res, pole):
+    """log's result with the special inputs fixed: pole -> -inf, below -> nan, +inf, nan."""
+    res = np.inf if x == np.inf else res
+    res = -np.inf if x == pole else res
+    return np.nan if not (x >= pole) else res  # x < pole, or NaN
+
+
+@_njit
+def _log_d(x):
+    e, m = _log_parts(x)
+    return e, _log_series(m - 1.0, m + 1.0)
+
+
+@_njit
+def _log1p_d(x):
+    """log1p: for x in [sqrt(1/2) - 1, sqrt(2) - 1] the series on x / (2 + x) (no 1 + x
+    rounding, keeps -0.0); elsewhere log(1 + x), well conditioned there."""
+    u = 1.0 + x
+    e, m = _log_parts(u if u > 0.0 else 1.0)
+    small = (x > -0.2928932188134524) & (x < 0.41421356237309503)
+    num = x if small else m - 1.0
+    den = 2.0 + x if small else m + 1.0
+    series = _log_series(num, den)
+    return series if small else e * _LN2 + series  # (0.0 + -0.0 would lose log1p(-0.0) = -0.0)
+
+
+@_njit
+def tl_exp_f32(x):
+    return _exp_d(np.float64(x))
+
+
+@_njit
+def tl_expm1_f32(x):
+    return _expm1_d(np.float64(x))
+
+
+@_njit
+def tl_log_f32(x):
+    xd = np.float64(x)
+    e, lm = _log_d(xd if xd > 0.0 else 1.0)
+    return _log_special(xd, e * _LN2 + lm, 0.0)
+
+
+@_njit
+def tl_log2_f32(x):
+    xd = np.float64(x)
+    e, lm = _log_d(xd if xd > 0.0 else 1.0)
+    return _log_special(xd, e + lm * _LOG2E, 0.0)  # exact integer for powers of two
+
+
+@_njit
+def tl_log10_f32(x):
+    xd = np.float64(x)
+    e, lm = _log_d(xd if xd > 0.0 else 1.0)
+    return _log_special(xd, e * _LOG10_2 + lm * _LOG10_E, 0.0)
+
+
+@_njit
+def tl_log1p_f32(x):
+    xd = np.float64(x)
+    return _log_special(xd, _log1p_d(xd), -1.0)
+
+
+@_njit
+def _tanh_d(x):
+    # tanh(x) = expm1(2x) / (expm1(2x) + 2): no cancellation for either sign; |x| > 20 is +-1
+    xc = 20.0 if x > 20.0 else x
+    xc = -20.0 if xc < -20.0 else xc
+    em = _expm1_d(2.0 * xc)
+    return em / (em + 2.0)
+
+
+@_njit
+def tl_tanh_f32(x):
+    return _tanh_d(np.float64(x))
+
+
+@_njit
+def tl_sigmoid_f32(x):
+    return 1.0 / (1.0 + _exp_d(-np.float64(x)))
+
+
+@_njit
+def tl_silu_f32(x):
+    xd = np.float64(x)
+    return xd / (1.0 + _exp_d(-xd))
+
+
+@_njit
+def tl_gelu_tanh_f32(x):
+    # 0.5 x (1 + tanh(u)) = x * sigmoid(2u): no cancellation in the negative tail
+    xd = np.float64(x)
+    u = 0.7978845608028654 * (xd + 0.044715 * xd * xd * xd)
+    return xd / (1.0 + _exp_d(-2.0 * u))
+
+
+@_njit
+def tl_softplus_f32(x, beta, threshold):
+    xb = x * beta  # float32, as the interpreter compares it
+    e = _exp_d(np.float64(xb))
+    e = np.inf if e >= _F32_OVERFLOW else e  # float32 exp overflows, as in the interpreter
+    r = _log_special(e, _log1p_d(e), -1.0) / np.float64(beta)  # inf and NaN pass through
+    return np.float64(x) if xb > threshold else r
+
+
+@_njit
+def tl_mish_f32(x):
+    # tanh(log1p(e)) = ((1+e)^2 - 1) / ((1+e)^2 + 1) = n / (n + 2) with n = e (e + 2)
+    xd = np.float64(x)
+    e = _exp_d(xd if xd < 20.0 else 20.0)
+    n = e * (e + 2.0)
+    t = n / (n + 2.0)
+    return xd * (1.0 if xd >= 20.0 else t)
+
+
+@_njit
+def tl_elu_f32(x, alpha, scale, input_scale):
+    neg = np.float64(alpha) * np.float64(scale) * _expm1_d(np.float64(x * input_scale))
+    return np.float64(x * scale) if x > 0 else neg
+
+
+@_njit
+def tl_pow_f32(a, b):
+    """float32 ``a ** b``: small integral exponents and 0.5 as products / sqrt (as PyTorch and
+    numpy do); a constant exponent folds the tests away, leaving SIMD-friendly code.  Results
+    equal powf's for every input (the tensor-exponent semantics): the helper cannot tell a
+    constant exponent, where numpy/PyTorch use sqrt itself (nan at -inf, -0.0 at -0.0)."""
+    ad = np.float64(a)
+    if b == 2.0:
+        return ad * ad
+    if b == 3.0:
+        return ad * ad * ad
+    if b == 0.5:  # powf's values at -0.0 and -inf (+0.0, inf), which sqrt's differ from
+        return np.inf if ad == -np.inf else np.sqrt(ad) + 0.0
+    if b == 1.0:
+        return ad
+    if b == -1.0:
+        return 1.0 / ad
+    if b == -2.0:
+        return 1.0 / (ad * ad)
+    if b == 4.0:
+        sq = ad * ad
+        return sq * sq
+    return np.float64(a ** b)
 
 
 __all__ = [name for name in dir() if name.startswith("tl_")] + ["math", "np"]

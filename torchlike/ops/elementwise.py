@@ -174,7 +174,8 @@ def _pow_check(operands, attrs):
 
 elementwise("aten::pow", "Tensor self, Tensor exponent", ref=_pow, precheck=_pow_check,
             scalar_out="float64", dtypes="number",
-            numba={"float": "{self} ** {exponent}", "default": "tl_pow_int({self}, {exponent})"},
+            numba={"float32": "tl_pow_f32({self}, {exponent})", "float": "{self} ** {exponent}",
+                   "default": "tl_pow_int({self}, {exponent})"},
             cuda={"float": "tl_pow({self}, {exponent})",
                   "default": "tl_pow_int({self}, {exponent})"}, aliases=("power",))
 elementwise("aten::square", "Tensor self", ref=lambda xp, a: a * a,
@@ -197,14 +198,21 @@ def _np_special(fn):
 
 _erf, _erfc = _np_special(math.erf), _np_special(math.erfc)
 
+
+def _f32(name):
+    """Numba template: float32 (and half) compute calls scalar_math's vectorizable
+    ``tl_<name>_f32``; float64 keeps numpy's (libm's) function."""
+    return {"float32": f"tl_{name}_f32({{self}})", "default": f"np.{name}({{self}})"}
+
+
 _FLOAT_UNARY = [  # name, numpy ref, numba template, numpy aliases
-    ("exp", np.exp, "np.exp({self})", ()),
+    ("exp", np.exp, _f32("exp"), ()),
     ("exp2", np.exp2, "np.exp2({self})", ()),
-    ("expm1", np.expm1, "np.expm1({self})", ()),
-    ("log", np.log, "np.log({self})", ()),
-    ("log1p", np.log1p, "np.log1p({self})", ()),
-    ("log2", np.log2, "np.log2({self})", ()),
-    ("log10", np.log10, "np.log10({self})", ()),
+    ("expm1", np.expm1, _f32("expm1"), ()),
+    ("log", np.log, _f32("log"), ()),
+    ("log1p", np.log1p, _f32("log1p"), ()),
+    ("log2", np.log2, _f32("log2"), ()),
+    ("log10", np.log10, _f32("log10"), ()),
     ("sqrt", np.sqrt, "np.sqrt({self})", ()),
     ("sin", np.sin, "np.sin({self})", ()),
     ("cos", np.cos, "np.cos({self})", ()),
@@ -214,7 +222,7 @@ _FLOAT_UNARY = [  # name, numpy ref, numba template, numpy aliases
     ("atan", np.arctan, "np.arctan({self})", ("arctan",)),
     ("sinh", np.sinh, "np.sinh({self})", ()),
     ("cosh", np.cosh, "np.cosh({self})", ()),
-    ("tanh", np.tanh, "np.tanh({self})", ()),
+    ("tanh", np.tanh, _f32("tanh"), ()),
 ]
 for _name, _fn, _tpl, _aliases in _FLOAT_UNARY:  # CUDA C: prelude.cuh's tl_<name>
     elementwise(f"aten::{_name}", "Tensor self", ref=lambda xp, a, _n=_fn.__name__: getattr(xp, _n)(a),
@@ -225,7 +233,8 @@ elementwise("aten::rsqrt", "Tensor self", ref=lambda xp, a: 1 / xp.sqrt(a), dtyp
 elementwise("aten::reciprocal", "Tensor self", ref=lambda xp, a: 1 / a, dtype_rule="float",
             numba="np.{T}(1) / {self}", cuda="({T})1 / {self}")
 elementwise("aten::sigmoid", "Tensor self", ref=lambda xp, a: 1 / (1 + xp.exp(-a)),
-            dtype_rule="float", numba="tl_sigmoid({self})", cuda="tl_sigmoid({self})")
+            dtype_rule="float", cuda="tl_sigmoid({self})",
+            numba={"float32": "tl_sigmoid_f32({self})", "default": "tl_sigmoid({self})"})
 elementwise("aten::erf", "Tensor self", ref=_erf, dtype_rule="float", numba="tl_erf({self})",
             cuda="tl_erf({self})")
 elementwise("aten::erfc", "Tensor self", ref=_erfc, dtype_rule="float", numba="tl_erfc({self})",
@@ -305,14 +314,23 @@ def _t_gelu(dt, attrs):  # the same text in Numba and CUDA C
     return "tl_gelu_tanh({self})" if attrs.get("approximate") == "tanh" else "tl_gelu({self})"
 
 
+def _t_gelu_numba(dt, attrs):  # float32: scalar_math's vectorizable tanh form
+    if dt == "float32" and attrs.get("approximate") == "tanh":
+        return "tl_gelu_tanh_f32({self})"
+    return _t_gelu(dt, attrs)
+
+
 elementwise("aten::gelu", 'Tensor self, str approximate="none"', ref=_gelu, dtypes="float",
-            numba=_t_gelu, cuda=_t_gelu)
+            numba=_t_gelu_numba, cuda=_t_gelu)
 elementwise("aten::silu", "Tensor self", ref=lambda xp, a: a / (1 + xp.exp(-a)), dtypes="float",
-            numba="{self} * tl_sigmoid({self})", cuda="{self} / (({T})1 + tl_exp(-{self}))")
+            numba={"float32": "tl_silu_f32({self})", "default": "{self} * tl_sigmoid({self})"},
+            cuda="{self} / (({T})1 + tl_exp(-{self}))")
 elementwise("aten::mish", "Tensor self", ref=lambda xp, a: a * xp.tanh(xp.log1p(xp.exp(a))),
-            dtypes="float", numba="tl_mish({self})", cuda="tl_mish({self})")
+            dtypes="float", numba={"float32": "tl_mish_f32({self})", "default": "tl_mish({self})"},
+            cuda="tl_mish({self})")
 elementwise("aten::softplus", "Tensor self, Scalar beta=1, Scalar threshold=20", ref=_softplus,
-            dtypes="float", numba="tl_softplus({self}, {beta}, {threshold})",
+            dtypes="float", numba={"float32": "tl_softplus_f32({self}, {beta}, {threshold})",
+                                   "default": "tl_softplus({self}, {beta}, {threshold})"},
             cuda="tl_softplus({self}, {beta}, {threshold})")
 elementwise("aten::hardsigmoid", "Tensor self",
             ref=lambda xp, a: xp.clip(a + 3, 0, 6) / 6, dtypes="float",
@@ -346,7 +364,9 @@ elementwise("aten::leaky_relu", "Tensor self, Scalar negative_slope=0.01",
             dtypes="float", numba="{self} if {self} > 0 else {self} * np.{T}({negative_slope})",
             cuda="{self} > ({T})0 ? {self} : {self} * {negative_slope}")
 elementwise("aten::elu", "Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1",
-            ref=_elu, dtypes="float", numba="tl_elu({self}, {alpha}, {scale}, {input_scale})",
+            ref=_elu, dtypes="float",
+            numba={"float32": "tl_elu_f32({self}, {alpha}, {scale}, {input_scale})",
+                   "default": "tl_elu({self}, {alpha}, {scale}, {input_scale})"},
             cuda="tl_elu({self}, {alpha}, {scale}, {input_scale})")
 elementwise("aten::threshold", "Tensor self, Scalar threshold, Scalar value",
             ref=lambda xp, a, threshold, value: xp.where(a <= _lit(a, threshold), _lit(a, value), a),
