@@ -21,9 +21,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
-from .errors import ExecutionError, IntegerDivisionByZeroError, TorchlikeError
-from .frontend.tracer import TracedValue
-from .interpreter import array_module
+from .frontend.tracer import TracedValue, run_impl
 from .ir.types import DTYPE_TO_SCALAR_TYPE_ENUM
 from .ops import registry
 from .ops.registry import REQUIRED, OpDef
@@ -149,14 +147,6 @@ def _has_float64(value) -> _bool:
     return isinstance(value, (np.ndarray, np.generic)) and value.dtype == np.float64
 
 
-def _wrap(result: Any) -> Any:
-    if isinstance(result, np.generic):
-        return np.asarray(result)
-    if isinstance(result, (list, tuple)):
-        return type(result)(_wrap(r) for r in result)
-    return result
-
-
 def run_eager(op: OpDef, bound: List[Any]) -> Any:
     """Run ``op``'s reference implementation on arrays and Python values."""
     args = []
@@ -166,16 +156,7 @@ def run_eager(op: OpDef, bound: List[Any]) -> Any:
         elif p.type.startswith("Tensor[") and isinstance(a, (list, tuple)):
             a = [_as_tensor(v) for v in a]
         args.append(a)
-    xp = array_module(args)
-    try:
-        result = op.impl(xp, *args)
-    except TorchlikeError:
-        raise
-    except ZeroDivisionError as e:
-        raise IntegerDivisionByZeroError(f"{op.name}: {e}") from e
-    except (TypeError, ValueError, IndexError) as e:
-        raise ExecutionError(f"{op.name}: {type(e).__name__}: {e}") from e
-    result = _wrap(result)
+    result = run_impl(op, args)
     if op.num_outputs == 1 and isinstance(result, tuple):
         result = list(result)  # a Tensor[] result (chunk) is a list, as in PyTorch
     return result

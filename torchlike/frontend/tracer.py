@@ -192,7 +192,7 @@ class Tracer:
         """Run ``op`` on the examples behind ``bound`` and record it; returns traced results."""
         source = _user_source()
         concrete = [_concrete(a) for a in bound]
-        result = _run_impl(op, concrete, source)
+        result = run_impl(op, concrete, source)
         inputs = [self.as_value(a, p, source) for a, p in zip(bound, op.params)]
         if op.num_outputs == 1 and isinstance(result, (list, tuple)) and \
                 all(_is_array(r) for r in result):
@@ -243,17 +243,19 @@ def _list_elem_type(items: List[Value], param: Optional[registry.Param]) -> Type
     return TENSOR
 
 
-def _run_impl(op: registry.OpDef, args: List[Any], source: Optional[str]) -> Any:
-    """Run an op's reference implementation, naming the op and the line on failure."""
+def run_impl(op: registry.OpDef, args: List[Any], source: Optional[str] = None) -> Any:
+    """Run an op's reference implementation on concrete values (tracing, and eager
+    ``torchlike.<op>`` calls), naming the op and, if known, the line on failure."""
     xp = array_module(args)
+    where = f"{op.name} at {source}" if source else op.name
     try:
         result = op.impl(xp, *args)
     except TorchlikeError:
         raise
     except ZeroDivisionError as e:
-        raise IntegerDivisionByZeroError(f"{op.name} at {source}: {e}") from e
+        raise IntegerDivisionByZeroError(f"{where}: {e}") from e
     except Exception as e:
-        raise ExecutionError(f"{op.name} at {source}: {type(e).__name__}: {e}") from e
+        raise ExecutionError(f"{where}: {type(e).__name__}: {e}") from e
     return _wrap_result(result)
 
 
