@@ -38,7 +38,6 @@ from typing import Dict, List, Optional, Tuple
 
 from ..fuser.backend import GroupSpec, KernelSource, OpInfo, Unsupported, ValueInfo
 from ..ir.graph import Value
-from ..ops.elementwise_base import pick_template
 
 VERSION = 1
 PARALLEL_THRESHOLD = 1 << 16
@@ -221,12 +220,7 @@ class _Renderer:
         return bool(_SIMPLE_ARITH.match(text)) and not _CALL.search(text)
 
     def op_expr(self, o: OpInfo) -> str:
-        template = o.op.templates.get("numba")
-        if template is None:
-            raise Unsupported(f"unsupported op {o.op.name}")
-        text = pick_template(template, o.compute, o.attr_values)
-        if text is None:
-            raise Unsupported(f"unsupported op {o.op.name} for dtype {o.compute}")
+        text = o.template_text("numba")
         subst = {}
         for name, r, want in zip(o.op.operand_names, o.operands, o.operand_dtypes):
             if r is None:

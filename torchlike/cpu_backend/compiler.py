@@ -17,10 +17,9 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from ..fuser.backend import ArraySpec, GroupSpec, KernelSource, Unsupported
+from ..fuser.backend import ArraySpec, GroupSpec, KernelSource, Unsupported, output_plan
 from ..fuser.cache import ensure_source, kernel_dir
 from ..fuser.stats import bump
-from ..interpreter import constant_runtime_value
 from .codegen import kernel_outputs
 
 _empty = np.empty
@@ -76,16 +75,7 @@ class CpuKernel:
         fn = self.dispatcher
         outs = kernel_outputs(spec)
         alloc = [(spec.values[v].shape, np.dtype(spec.values[v].dtype)) for v in outs]
-        slot = {v: j for j, v in enumerate(outs)}
-        plan = []  # per group output: (0, slot) | (1, input index) | (2, constant)
-        for v in spec.outputs:
-            info = spec.values[v]
-            if v in slot:
-                plan.append((0, slot[v]))
-            elif info.kind in ("array", "scalar"):
-                plan.append((1, info.input))
-            else:
-                plan.append((2, constant_runtime_value(v.node, np)))
+        plan = output_plan(spec, outs)
         f16_in = [i for i, s in enumerate(spec.signature)
                   if isinstance(s, ArraySpec) and s.dtype == "float16"]
         f16_out = {j for j, (_, dt) in enumerate(alloc) if dt == np.float16}

@@ -41,7 +41,6 @@ import numpy as np
 
 from ..fuser.backend import GroupSpec, KernelSource, OpInfo, Unsupported
 from ..ir.graph import Value
-from ..ops.elementwise_base import pick_template
 from . import kernel_templates as kt
 from .layout import Plan, View
 
@@ -128,12 +127,7 @@ class _Renderer:
         return cast(name, info.carrier, want)
 
     def op_expr(self, o: OpInfo) -> str:
-        template = o.op.templates.get("cuda")
-        if template is None:
-            raise Unsupported(f"unsupported op {o.op.name}: no cuda template")
-        text = pick_template(template, o.compute, o.attr_values)
-        if text is None:
-            raise Unsupported(f"unsupported op {o.op.name} for dtype {o.compute}")
+        text = o.template_text("cuda")
         operands = dict(zip(o.op.operand_names, zip(o.operands, o.operand_dtypes)))
 
         def fill(m):

@@ -18,8 +18,7 @@ from typing import Any, Callable, List, Sequence
 
 import numpy as np
 
-from ..fuser.backend import GroupSpec, KernelSource, Unsupported
-from ..interpreter import constant_runtime_value
+from ..fuser.backend import GroupSpec, KernelSource, Unsupported, output_plan
 from .layout import ITEMSIZE, plan as make_plan
 
 # C parameter type -> how a Python value is packed (struct format)
@@ -62,16 +61,7 @@ def bind(source: KernelSource, spec: GroupSpec, on_error: Callable, device) -> C
     index_args = p.index_args()
     scalars = p.scalars
     n = p.n
-    slot = {v.value: j for j, v in enumerate(p.writes)}
-    plan_out = []  # per group output: (0, slot) | (1, input index) | (2, constant)
-    for v in spec.outputs:
-        vi = spec.values[v]
-        if v in slot:
-            plan_out.append((0, slot[v]))
-        elif vi.kind in ("array", "scalar"):
-            plan_out.append((1, vi.input))
-        else:
-            plan_out.append((2, constant_runtime_value(v.node, np)))
+    plan_out = output_plan(spec, [v.value for v in p.writes])
     uses_err, table = info["uses_err"], info["table"]
     pointer, empty = device.pointer, device.empty
 

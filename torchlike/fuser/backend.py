@@ -133,6 +133,17 @@ class OpInfo:
     out_dtype: str
     scalar: bool = False                     # TorchScript scalar arithmetic
 
+    def template_text(self, language: str) -> str:
+        """The op's ``language`` template for this compute dtype and these attributes, with
+        its placeholders still in; ``Unsupported`` when the registry entry has none."""
+        template = self.op.templates.get(language)
+        if template is None:
+            raise Unsupported(f"unsupported op {self.op.name}: no {language} template")
+        text = ew.pick_template(template, self.compute, self.attr_values)
+        if text is None:
+            raise Unsupported(f"unsupported op {self.op.name} for dtype {self.compute}")
+        return text
+
 
 @dataclass
 class GroupSpec:
@@ -319,6 +330,23 @@ def _precheck(op, node, operands, attrs, attr_values, info) -> None:
 
 
 # -- the backend interface -----------------------------------------------------------------------
+
+def output_plan(spec: "GroupSpec", written: Sequence[Value]) -> List[Tuple[int, Any]]:
+    """How a launcher produces each group output, given the values its kernel writes (in
+    order): ``(0, j)`` the kernel's j-th output array, ``(1, i)`` the group's input ``i``
+    passed straight through, ``(2, value)`` a constant."""
+    slot = {v: j for j, v in enumerate(written)}
+    plan: List[Tuple[int, Any]] = []
+    for v in spec.outputs:
+        info = spec.values[v]
+        if v in slot:
+            plan.append((0, slot[v]))
+        elif info.kind in ("array", "scalar"):
+            plan.append((1, info.input))
+        else:
+            plan.append((2, constant_runtime_value(v.node, np)))
+    return plan
+
 
 @dataclass(frozen=True)
 class KernelSource:
