@@ -590,9 +590,16 @@ def test_function_table():
         call = g.create("prim::CallFunction", [f, x], [TENSOR])
         (t,) = registry.get("prim::CallFunction").infer(call, [FUNCTION, TENSOR])
         assert t == TupleType((TensorType("float32", (2, 3)), TensorType("float32", ())))
-        # A name reaching the impl (as the interpreter may pass it) is looked up too.
-        out = registry.get("prim::CallFunction").impl(np, "test_ops_tensor_fn", rand(2, 3))
+        # The interpreter resolves the constant and runs the callee graph on the arguments.
+        g.set_outputs(call.outputs)
+        x0 = rand(2, 3)
+        out = Interpreter(g).run(x0)
         assert isinstance(out, tuple) and len(out) == 2
+        np.testing.assert_allclose(out[0], x0 * 2, rtol=1e-6)
+        # A Python callable registered by name runs through the op's impl.
+        register_function("test_ops_tensor_fn", lambda a: a + 1)
+        np.testing.assert_allclose(
+            registry.get("prim::CallFunction").impl(np, "test_ops_tensor_fn", x0), x0 + 1)
     finally:
         unregister_function("test_ops_tensor_fn")
     assert lookup_function("test_ops_tensor_fn") is None

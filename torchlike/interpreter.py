@@ -10,14 +10,13 @@ constants are handled here.  A failing node raises ``ExecutionError`` naming it:
 """
 from __future__ import annotations
 
-import sys
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import numpy as np
 
 from .errors import ExecutionError, IntegerDivisionByZeroError, TorchlikeError
+from .ir.attributes import SUBGRAPH_ATTR, UnknownTensorValue
 from .ir.graph import Block, Graph, Node, Value
-from .ir.parser import UnknownTensorValue
 from .ops import registry
 from .ops.functions import resolve_function
 
@@ -119,10 +118,13 @@ class Interpreter:
             return _unpack(self.run_block(branch, env, xp), node)
         if kind == "prim::Loop":
             return _unpack(self.run_loop(node, args, env, xp), node)
+        if kind == "prim::CallFunction" and args and isinstance(args[0], Graph):
+            outputs = Interpreter(args[0], self.fusion_runner).run_outputs(list(args[1:]))
+            return outputs[0] if len(outputs) == 1 else tuple(outputs)
         if kind == "prim::FusionGroup":
             if self.fusion_runner is not None:
                 return _unpack(list(self.fusion_runner(node, xp, args)), node)
-            sub = node.attrs["Subgraph"]
+            sub = node.attrs[SUBGRAPH_ATTR]
             return _unpack(Interpreter(sub).run_outputs(args), node)
         op = registry.get(kind)
         attrs = node.attrs

@@ -199,7 +199,6 @@ def _unify(a: Type, b: Type) -> Optional[Type]:
     return None
 
 
-_SCALAR_OUT = getattr(elementwise_base, "_SCALAR_OUT", {})  # pow(int, int) -> float, ...
 
 
 def _scalar_dtype(t: Type) -> str:
@@ -445,15 +444,13 @@ class _Emitter:
             if operands and not any(v.type.is_tensor() for v in operands):
                 # All scalars: TorchScript scalar arithmetic, a Python scalar (see
                 # elementwise_base._scalar_call, whose result dtype this mirrors).
-                infos = [(_scalar_dtype(v.type), Priority.DIM) for v in operands
-                         if v.type != NONE]
+                dtypes = [None if v.type == NONE else _scalar_dtype(v.type) for v in operands]
                 attrs = {p.name: v.constant_value() for p, v in zip(op.params, inputs)
                          if not p.is_operand}
                 try:
-                    out = op.dtype_rule(infos, attrs)[1]
+                    out = elementwise_base.scalar_signature_dtypes(op, dtypes, attrs)[1]
                 except Exception:  # noqa: BLE001
                     return [TENSOR]
-                out = _SCALAR_OUT.get(op.name, out)
                 return [BOOL if out == "bool" else FLOAT if "float" in out else INT]
             return [TENSOR]
         if kind in ("aten::chunk", "aten::split", "aten::unbind"):

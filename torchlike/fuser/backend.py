@@ -248,11 +248,6 @@ def _chunk(node: Node, values: Dict[Value, ValueInfo]) -> None:
                                 input=src.input, chunk=(k, n, dim))
 
 
-def _ts_dtype(info: ValueInfo) -> Tuple[str, Priority]:
-    # TorchScript scalar arithmetic computes on int64/float64/bool (see elementwise_base)
-    return {"float32": "float64"}.get(info.dtype, info.dtype), Priority.DIM
-
-
 def _op(node: Node, values: Dict[Value, ValueInfo], used: Dict[Value, None]) -> OpInfo:
     op = registry.lookup(node.kind)
     if op is None or not op.is_elementwise or len(node.outputs) != 1:
@@ -278,15 +273,13 @@ def _op(node: Node, values: Dict[Value, ValueInfo], used: Dict[Value, None]) -> 
             elif i.kind not in ("scalar", "scalar_op"):
                 raise Unsupported(f"unsupported non-constant attribute {p.name} of {node.kind}")
     scalar = not any(info(r).kind in ("array", "op") for r in operands if r is not None)
-    if ew._PRECHECK.get(op.name) is not None:
+    if op.precheck is not None:
         _precheck(op, node, operands, attrs, attr_values, info)
-    keep = ew.kept_operands(op)
+    keep = op.kept
     try:
         if scalar:
-            infos = [None if r is None else _ts_dtype(info(r)) for r in operands]
-            compute, out = signature_dtypes(op, infos, attr_values)
-            compute = "float64" if compute == "float32" else compute
-            out = ew._SCALAR_OUT.get(op.name, "float64" if out == "float32" else out)
+            compute, out = ew.scalar_signature_dtypes(
+                op, [None if r is None else info(r).dtype for r in operands], attr_values)
             shape = ()
         else:
             infos = [None if r is None else (info(r).dtype, info(r).priority) for r in operands]
@@ -324,7 +317,7 @@ def _precheck(op, node, operands, attrs, attr_values, info) -> None:
     if any(info(r).kind != "const" for r in attrs.values()):
         raise Unsupported(f"unsupported value-dependent check of {node.kind} on a runtime scalar")
     try:
-        ew._PRECHECK[op.name]([stand_in(r) for r in operands], dict(attr_values))
+        op.precheck([stand_in(r) for r in operands], dict(attr_values))
     except Exception:
         raise InterpretInstead() from None
 

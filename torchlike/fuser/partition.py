@@ -40,6 +40,7 @@ from typing import Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tup
 
 import numpy as np
 
+from ..ir.attributes import SUBGRAPH_ATTR
 from ..ir.graph import Block, Graph, Node, Value, clone_graph
 from ..ir.types import ANY, BOOL, FLOAT, INT, NUMBER, TensorType
 from ..ops import registry
@@ -49,7 +50,6 @@ from ..ops.registry import OpDef
 
 FUSION_GROUP = "prim::FusionGroup"
 CONSTANT_CHUNK = "prim::ConstantChunk"
-SUBGRAPH_ATTR = "Subgraph"
 
 _SCALAR_TYPES = (INT, FLOAT, BOOL, NUMBER)
 
@@ -75,7 +75,7 @@ def why_not_fusible(node: Node, dont_fuse: Iterable[str] = frozenset()) -> Optio
     Fusible: a registry op that ``is_elementwise``; its operands tensors (of a standard dtype, or
     of unknown type) or scalars; its other parameters (``alpha``, ``rounding_mode``, ...)
     ``prim::Constant``s; its outputs tensors (``aten::add`` on two ints is scalar arithmetic);
-    not in ``dont_fuse``; and, for ops with a ``train`` flag (dropout), ``train=False``.
+    not in ``dont_fuse``; and accepted by the op's own ``fusible_if`` (dropout: ``train=False``).
     ``aten::chunk`` is handled separately (see ``_chunk_unpack``).
     """
     if node.kind in dont_fuse:
@@ -98,8 +98,6 @@ def why_not_fusible(node: Node, dont_fuse: Iterable[str] = frozenset()) -> Optio
         if not param.is_operand:
             if isinstance(arg, _Probe):
                 return f"parameter '{param.name}' is not a constant"
-            if param.name == "train" and arg is not False:
-                return "train is not False"
         elif isinstance(arg, _Probe):
             t = arg.value.type
             if isinstance(t, TensorType):
@@ -109,6 +107,10 @@ def why_not_fusible(node: Node, dont_fuse: Iterable[str] = frozenset()) -> Optio
                 return f"operand '{param.name}' of type {t} is not a tensor or scalar"
         elif not (arg is None or isinstance(arg, (bool, int, float, np.ndarray))):
             return f"operand '{param.name}' is the constant {arg!r}"
+    if op.fusible_if is not None:
+        why = op.fusible_if({p.name: a for p, a in zip(op.params, args) if not p.is_operand})
+        if why is not None:
+            return why
     for out in node.outputs:
         if not (isinstance(out.type, TensorType) or out.type == ANY):
             return f"output of type {out.type} is not a tensor"

@@ -13,13 +13,15 @@
       return (%2)
     <BLANKLINE>
 """
+from .attributes import SUBGRAPH_ATTR, UnknownTensorValue
 from .graph import Block, Graph, Node, Value, clone_graph
-from .parser import ParseError, UnknownTensorValue, parse_graph
+from .parser import ParseError, parse_graph
 from .types import (ANY, BOOL, DEVICE, FLOAT, INT, NONE, NUMBER, STR, TENSOR, ClassType, ListType,
                     OptionalType, TensorType, TupleType, Type, tensor_type_of,
                     type_of_python_value)
 
-__all__ = ["Block", "Graph", "Node", "Value", "clone_graph", "ParseError", "UnknownTensorValue", "parse_graph",
+__all__ = ["Block", "Graph", "Node", "Value", "clone_graph", "ParseError", "SUBGRAPH_ATTR",
+           "UnknownTensorValue", "parse_graph",
            "ANY", "BOOL", "DEVICE", "FLOAT", "INT", "NONE", "NUMBER", "STR", "TENSOR",
            "ClassType", "ListType", "OptionalType", "TensorType", "TupleType", "Type",
            "tensor_type_of", "type_of_python_value"]

@@ -21,7 +21,8 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, Iterator, List, Optional, Sequence
 
-from .types import Type, TENSOR, type_of_python_value
+from .printer import print_graph
+from .types import TENSOR, Type, type_of_python_value
 
 _SUFFIX = re.compile(r"^(.*)\.(\d+)$")
 
@@ -248,7 +249,6 @@ class Graph:
         return clone_graph(self)
 
     def __str__(self) -> str:
-        from .printer import print_graph
         return print_graph(self)
 
     def __repr__(self) -> str:

@@ -23,46 +23,17 @@ PyTorch, each graph numbers its own groups from 0 and its sections follow it dir
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
 from typing import Dict, List, Optional
 
 import numpy as np
 
-from ..errors import TorchlikeError
+from .attributes import SUBGRAPH_ATTR, UnknownTensorValue
 from .graph import Block, Graph, Node, Value
+from .lexer import Cursor, ParseError
 from .types import (BOOL, SCALAR_NAME_TO_DTYPE, ClassType, ListType, OptionalType, TensorType,
                     TupleType, Type, named_type)
 
-SUBGRAPH_ATTR = "Subgraph"  # printer.SUBGRAPH_ATTR (the printer imports this module)
-
-
-class ParseError(TorchlikeError, SyntaxError):
-    """Malformed graph text.  ``line``/``column`` are 1-based; ``source_line`` is that line."""
-
-    def __init__(self, message: str, line: int = 0, column: int = 0, source_line: str = ""):
-        self.line, self.column, self.source_line = line, column, source_line
-        self.reason = message
-        text = f"line {line}, column {column}: {message}\n{source_line}\n{' ' * (column - 1)}^"
-        super().__init__(text)
-
-
-class UnknownTensorValue:
-    """A tensor constant whose data the text does not fully hold.
-
-    PyTorch prints ``[value=<Tensor>]`` for more than 10 elements and a rounded table such as
-    ``[value= 1  2  3 [ CPUFloatType{3} ]]`` for fewer; ``text`` keeps what was printed (the
-    printer prints it back).  ``data`` is the array where the text is exact (integer and bool
-    tables), else None.  Equality is identity: two ``<Tensor>``s are not known to be equal.
-    """
-
-    __slots__ = ("text", "data")
-
-    def __init__(self, text: str = "<Tensor>", data: Optional[np.ndarray] = None):
-        self.text = text
-        self.data = data
-
-    def __repr__(self) -> str:
-        return f"UnknownTensorValue({self.text!r})"
+__all__ = ["ParseError", "UnknownTensorValue", "parse_graph"]
 
 
 _NAME = re.compile(r"%([\w.]+)")
@@ -73,7 +44,6 @@ _ATTR_NAME = re.compile(r"[A-Za-z_]\w*")
 _INT = re.compile(r"-?\d+")
 _NUMBER = re.compile(r"-?(?:inf|nan|\d+\.?\d*(?:[eE][+-]?\d+)?)(?![\w.])")
 _DEVICE = re.compile(r"[A-Za-z_]+(?::\d+)?")
-_TOKEN = re.compile(r"%[\w.]+|->|\w+(?:::\w+)?|\S")
 _SIMPLE_TYPE = re.compile(r"[A-Za-z_][\w.]*(?:\([^()\n]*\))?")
 _TENSOR_TABLE = re.compile(r"[^\[\]\"\n]*\[ (?:CPU|CUDA)?(\w+?)Type\{([\d,]*)\} \]")
 _WITH = re.compile(r"with[ \t]+([A-Za-z_]\w*::[A-Za-z_]\w*)[ \t]*=[ \t]*")
@@ -92,91 +62,11 @@ def _tensor_head(name: str):
     return "", False
 
 
-class _Parser:
+class _Parser(Cursor):
     def __init__(self, text: str):
-        self.s = text
-        self.i = 0
+        super().__init__(text)
         self.type_cache: Dict[str, Type] = {}
         self.defined: List[str] = []  # names in definition order, to close block scopes
-        self._line_starts: Optional[List[int]] = None
-
-    # -- errors ---------------------------------------------------------------------------
-    def error(self, message: str, at: Optional[int] = None) -> ParseError:
-        at = self.i if at is None else min(at, len(self.s))
-        if self._line_starts is None:
-            self._line_starts = [0] + [m.end() for m in re.finditer(r"\n", self.s)]
-        row = bisect_right(self._line_starts, at) - 1
-        start = self._line_starts[row]
-        end = self.s.find("\n", start)
-        line_text = self.s[start:] if end < 0 else self.s[start:end]
-        return ParseError(message, row + 1, at - start + 1, line_text)
-
-    def found(self, at: Optional[int] = None) -> str:
-        at = self.i if at is None else at
-        if at >= len(self.s):
-            return "end of input"
-        if self.s[at] == "\n":
-            return "end of line"
-        m = _TOKEN.match(self.s, at)
-        return f"'{m.group()}'" if m else "whitespace"
-
-    def expected(self, what: str) -> ParseError:
-        return self.error(f"expected {what}, found {self.found()}")
-
-    # -- lexing ---------------------------------------------------------------------------
-    def ws(self) -> None:
-        s, i = self.s, self.i
-        while i < len(s) and s[i] in " \t\r":
-            i += 1
-        self.i = i
-
-    def ws_nl(self) -> None:
-        s, i = self.s, self.i
-        while i < len(s) and s[i] in " \t\r\n":
-            i += 1
-        self.i = i
-
-    def peek(self, text: str) -> bool:
-        self.ws()
-        return self.s.startswith(text, self.i)
-
-    def accept(self, text: str) -> bool:
-        if self.peek(text):
-            self.i += len(text)
-            return True
-        return False
-
-    def expect(self, text: str, context: str = "") -> None:
-        if not self.accept(text):
-            raise self.expected(f"'{text}'{' ' + context if context else ''}")
-
-    def match(self, regex: "re.Pattern", what: str) -> "re.Match":
-        self.ws()
-        m = regex.match(self.s, self.i)
-        if not m:
-            raise self.expected(what)
-        self.i = m.end()
-        return m
-
-    def end_of_line(self) -> None:
-        self.ws()
-        if self.i < len(self.s):
-            if self.s[self.i] != "\n":
-                raise self.expected("end of line")
-            self.i += 1
-
-    def skip_blank_lines(self) -> None:
-        """Skip whitespace-only lines; leaves ``i`` at the start of the next non-blank line."""
-        s, i, n = self.s, self.i, len(self.s)
-        while True:
-            j = i
-            while j < n and s[j] in " \t\r":
-                j += 1
-            if j < n and s[j] == "\n":
-                i = j + 1
-                continue
-            self.i = i if j < n else n
-            return
 
     # -- graphs and blocks ----------------------------------------------------------------
     def graph(self) -> Graph:

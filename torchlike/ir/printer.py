@@ -19,10 +19,8 @@ from typing import Any, List
 
 import numpy as np
 
-from .parser import UnknownTensorValue  # the parser owns the marker (it never imports us)
+from .attributes import SUBGRAPH_ATTR, UnknownTensorValue
 from .types import Type
-
-SUBGRAPH_ATTR = "Subgraph"
 
 
 def format_float(x: float) -> str:

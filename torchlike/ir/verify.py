@@ -28,9 +28,9 @@ from collections import Counter
 from typing import Dict, List, Set
 
 from ..errors import TorchlikeError
+from .attributes import SUBGRAPH_ATTR
 from .graph import Block, Graph, Node, Value
 
-SUBGRAPH_ATTR = "Subgraph"
 
 
 class IRVerificationError(TorchlikeError, AssertionError):

@@ -32,12 +32,13 @@ from typing import Any, Dict, Iterator, List
 import numpy as np
 
 from ..errors import TorchlikeError
+from ..ir.attributes import SUBGRAPH_ATTR
 from ..ir.graph import Block, Graph, Node
+from ..ir.parser import parse_graph
 
 FORMAT = "torchlike.ScriptFunction"
 VERSION = 1
 KINDS = ("trace", "script", "graph")
-SUBGRAPH_ATTR = "Subgraph"
 
 
 class SerializationError(TorchlikeError, ValueError):
@@ -78,7 +79,6 @@ def save_function(path, graph: Graph, name: str, input_names: List[str], kind: s
 def load_function(path) -> Dict[str, Any]:
     """Read a file written by ``save_function``: a dict with ``graph``, ``name``,
     ``input_names`` and ``kind``.  Raises ``SerializationError`` for anything else."""
-    from ..ir.parser import parse_graph
     try:
         with zipfile.ZipFile(path) as z:
             names = set(z.namelist())

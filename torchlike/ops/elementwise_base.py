@@ -119,24 +119,16 @@ def pick_template(template: Template, compute_dtype: str,
     return None if text is None else text.replace("{T}", numpy_type_name(compute_dtype))
 
 
-# Per-op extras that OpDef has no field for (kept here, read through the functions below).
-_KEEP: Dict[str, Tuple[str, ...]] = {}
-_NORMALIZE: Dict[str, Callable] = {}
-_SCALAR_OUT: Dict[str, str] = {}
-_PRECHECK: Dict[str, Callable] = {}
-
-
 def kept_operands(op: OpDef) -> Tuple[str, ...]:
     """Operands not cast to the compute dtype and not in promotion (``where``'s condition)."""
-    return _KEEP.get(op.name, ())
+    return op.kept
 
 
 def normalize_args(op: OpDef, args: Sequence[Any]) -> List[Any]:
     """A node's inputs -> the full schema-ordered argument list (defaults filled in).
     Ops with several overloads (``aten::to``) map each overload onto their one schema here."""
-    norm = _NORMALIZE.get(op.name)
-    if norm is not None:
-        args = norm(list(args))
+    if op.normalize is not None:
+        args = op.normalize(list(args))
     n = len(op.params)
     if len(args) < n:
         args = list(args) + [p.default for p in op.params[len(args):]]
@@ -147,18 +139,47 @@ def signature_dtypes(op: OpDef, operand_infos, attrs) -> Tuple[str, str]:
     """(compute dtype, output dtype) of ``op`` for operands described as (dtype, priority) in
     schema order (None for an absent optional operand).  The compute dtype is the rule's; use
     ``compute_dtype_of`` for the dtype code computes in (float16 -> float32)."""
-    keep = _KEEP.get(op.name, ())
     names = op.operand_names
-    present = [i for n, i in zip(names, operand_infos) if i is not None and n not in keep]
+    present = [i for n, i in zip(names, operand_infos) if i is not None and n not in op.kept]
     return op.dtype_rule(present, attrs)
+
+
+# TorchScript scalar arithmetic: a Python float is a double, an int an int64.
+SCALAR_DTYPES = ("bool", "int64", "float64")
+
+
+def scalar_dtype_of(v: Any) -> str:
+    """The TorchScript scalar dtype of a Python value (``bool``, ``int64`` or ``float64``)."""
+    return "bool" if isinstance(v, (bool, np.bool_)) else \
+        "int64" if isinstance(v, (int, np.integer)) else "float64"
+
+
+def scalar_signature_dtypes(op: OpDef, operand_dtypes: Sequence[Optional[str]],
+                            attrs) -> Tuple[str, str]:
+    """(compute, output) dtypes of ``op`` as TorchScript scalar arithmetic (no operand is an
+    array; the result is a Python scalar): the one rule every consumer (interpreter, type
+    inference, scripter, code generators) uses.  ``operand_dtypes`` are the operands' scalar
+    dtypes in schema order (float32 reads as float64: a Python float is a double; None: absent).
+
+        >>> scalar_signature_dtypes(get("aten::pow"), ["int64", "int64"], {})
+        ('float64', 'float64')
+    """
+    infos = [None if d is None else ("float64" if d == "float32" else d, Priority.DIM)
+             for d in operand_dtypes]
+    compute, out = signature_dtypes(op, infos, attrs)
+    if compute == "float32":  # to_float's default (float32) does not apply to Python floats
+        compute = "float64"
+    out = op.scalar_out or ("float64" if out == "float32" else out)
+    if out == "float64":  # pow(int, int) and fmod(int, int) are float functions in TorchScript
+        compute = "float64"
+    return compute, out
 
 
 def operand_dtypes(op: OpDef, operand_infos, attrs) -> List[Optional[str]]:
     """The dtype each operand variable holds in generated code: the compute dtype, except for
     kept operands (their own dtype) and absent ones (None)."""
     compute = compute_dtype_of(signature_dtypes(op, operand_infos, attrs)[0])
-    keep = _KEEP.get(op.name, ())
-    return [None if i is None else (i[0] if n in keep else compute)
+    return [None if i is None else (i[0] if n in op.kept else compute)
             for n, i in zip(op.operand_names, operand_infos)]
 
 
@@ -169,22 +190,11 @@ def _cast(xp, v, dtype):
     return xp.asarray(v).astype(dtype, copy=False)
 
 
-def _ts_scalar_dtype(v) -> str:
-    return "bool" if isinstance(v, (bool, np.bool_)) else \
-        "int64" if isinstance(v, (int, np.integer)) else "float64"
-
-
 def _scalar_call(op: OpDef, operands, attrs):
     """TorchScript scalar arithmetic: no operand is an array; returns a Python scalar."""
-    keep = _KEEP.get(op.name, ())
-    infos = [(_ts_scalar_dtype(v), Priority.DIM) for n, v in zip(op.operand_names, operands)
-             if v is not None and n not in keep]
-    compute, out = op.dtype_rule(infos, attrs)
-    if compute == "float32":  # a Python float is a double; to_float's default does not apply
-        compute = "float64"
-    out = _SCALAR_OUT.get(op.name, "float64" if out == "float32" else out)
-    if out == "float64":  # pow(int, int) and fmod(int, int) are float functions in TorchScript
-        compute = "float64"
+    keep = op.kept
+    compute, out = scalar_signature_dtypes(
+        op, [None if v is None else scalar_dtype_of(v) for v in operands], attrs)
     cast = [None if v is None else (np.asarray(v) if n in keep else _cast(np, v, compute))
             for n, v in zip(op.operand_names, operands)]
     with np.errstate(all="ignore"):
@@ -193,12 +203,12 @@ def _scalar_call(op: OpDef, operands, attrs):
 
 def _impl_for(op: OpDef, operand_idx, attr_idx):
     """The interpreter's entry point for ``op``: ``impl(xp, *args)`` in schema order."""
-    name, params, n = op.name, op.params, len(op.params)
+    params, n = op.params, len(op.params)
     names = op.operand_names
     attr_names = [params[i].name for i in attr_idx]
-    keep = _KEEP.get(name, ())
-    check = _PRECHECK.get(name)
-    normalizing = name in _NORMALIZE
+    keep = op.kept
+    check = op.precheck
+    normalizing = op.normalize is not None
     rule = op.dtype_rule
 
     def impl(xp, *args):
@@ -221,22 +231,22 @@ def _impl_for(op: OpDef, operand_idx, attr_idx):
     return impl
 
 
-_BY_NAME: Dict[str, OpDef] = {}
-
-
 def elementwise(name: str, schema: str, ref: Callable, *, dtype_rule: Any = "same",
                 numba: Template = None, cuda: Template = None, python_name: Any = "",
                 aliases: Sequence[str] = (), infer: Optional[Callable] = None,
                 dtypes: Union[str, Sequence[str]] = "all", keep: Sequence[str] = (),
                 normalize: Optional[Callable] = None, scalar_out: Optional[str] = None,
-                precheck: Optional[Callable] = None) -> OpDef:
+                precheck: Optional[Callable] = None,
+                fusible_if: Optional[Callable] = None) -> OpDef:
     """Register an elementwise op (see the module docstring).
 
     ``dtypes``: accepted promoted input dtypes (a name in DTYPE_SETS or a tuple);
     ``keep``: operands excluded from promotion and casting; ``normalize(args) -> args`` maps
     other overloads onto the schema; ``scalar_out``: the TorchScript result dtype of the
     all-scalar form when it differs (``floor(float) -> int``); ``precheck(operands, attrs)``
-    raises on value-dependent errors PyTorch raises (int tensor ** negative Python int).
+    raises on value-dependent errors PyTorch raises (int tensor ** negative Python int);
+    ``fusible_if(attrs) -> None | reason`` refuses fusion for some constant attributes
+    (dropout in training mode).
     """
     params = parse_schema(schema)
     operand_idx = [i for i, p in enumerate(params) if p.is_operand]
@@ -249,15 +259,8 @@ def elementwise(name: str, schema: str, ref: Callable, *, dtype_rule: Any = "sam
     if python_name == "":  # default: the name after "::"; None hides the op (aten::__and__)
         python_name = name.split("::")[1]
     op = OpDef(name, params, None, category="elementwise", python_name=python_name,
-               aliases=tuple(aliases), dtype_rule=rule, templates=templates, ref=ref, infer=infer)
-    _BY_NAME[name] = op
-    if keep:
-        _KEEP[name] = tuple(keep)
-    if normalize is not None:
-        _NORMALIZE[name] = normalize
-    if scalar_out is not None:
-        _SCALAR_OUT[name] = scalar_out
-    if precheck is not None:
-        _PRECHECK[name] = precheck
+               aliases=tuple(aliases), dtype_rule=rule, templates=templates, ref=ref, infer=infer,
+               kept=tuple(keep), normalize=normalize, scalar_out=scalar_out, precheck=precheck,
+               fusible_if=fusible_if)
     op.impl = _impl_for(op, operand_idx, attr_idx)
     return register(op)

@@ -7,7 +7,7 @@ PyTorch's TensorExpr fuser, for one, emits a fallback call like this::
     %131 : (Tensor, Tensor) = prim::CallFunction(%130, %c.1, %b.1, %h.1)
 
 The table maps a name to a Python callable (called with the runtime arguments) or to a ``Graph``
-(interpreted on them).  The interpreter resolves a constant with a ``name`` attribute through
+(which the interpreter runs on them: graphs are executed above this layer).  The interpreter resolves a constant with a ``name`` attribute through
 ``lookup_function``::
 
     register_function("fallback_function", subgraph)
@@ -55,14 +55,12 @@ def resolve_function(name: str) -> Function:
 
 
 def call_function(fn: Any, args: Sequence[Any]) -> Any:
-    """Call a function value.  A Graph's single output is returned as is, several as a tuple
-    (the way ``Interpreter.run`` returns them); a name is looked up first."""
+    """Call a Python function value (a name is looked up first).  A ``Graph`` callee is run by
+    the interpreter, which handles ``prim::CallFunction`` of a graph itself."""
     if isinstance(fn, str):
         fn = resolve_function(fn)
     if isinstance(fn, Graph):
-        from ..interpreter import Interpreter   # the interpreter imports the ops: import late
-        outputs = Interpreter(fn).run_outputs(list(args))
-        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+        raise UnsupportedOpError("prim::CallFunction of a Graph runs in the interpreter")
     if callable(fn):
         return fn(*args)
     raise UnsupportedOpError(f"prim::CallFunction: the callee is not a known function "

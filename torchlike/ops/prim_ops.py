@@ -14,6 +14,7 @@ from __future__ import annotations
 import builtins
 import sys
 
+from ..ir.graph import Graph
 from ..ir.printer import format_float
 from ..ir.types import (BOOL, DEVICE, DTYPE_TO_SCALAR_TYPE_ENUM, FLOAT, INT, NUMBER, STR, TENSOR,
                         ListType, OptionalType, TensorType, TupleType, Type)
@@ -157,7 +158,6 @@ def _infer_call(node, types):
     src = node.inputs[0].node if node.inputs else None
     name = src.attrs.get("name") if src is not None and src.kind == "prim::Constant" else None
     fn = lookup_function(name) if isinstance(name, str) else None
-    from ..ir.graph import Graph
     if isinstance(fn, Graph) and len(node.outputs) == 1:
         outs = [v.type for v in fn.outputs]
         return [outs[0] if len(outs) == 1 else TupleType(tuple(outs))]

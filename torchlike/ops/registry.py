@@ -45,10 +45,15 @@ class OpDef:
     pure: bool = True                       # False: never removed or merged by DCE/CSE (Print)
     python_name: Optional[str] = None       # name in the torchlike namespace; None hides it
     aliases: Tuple[str, ...] = ()           # more namespace names (method names, numpy names)
-    # Elementwise ops only (see ops/elementwise.py):
+    # Elementwise ops only (see ops/elementwise_base.py):
     dtype_rule: Optional[Callable] = None   # (operand (dtype, priority) list, attrs) -> (compute, out)
     templates: Dict[str, Any] = field(default_factory=dict)  # language -> template (str or dict)
     ref: Optional[Callable] = None          # ref(xp, *operands_in_compute_dtype, **attrs)
+    kept: Tuple[str, ...] = ()              # operands outside promotion and casting (where's cond)
+    normalize: Optional[Callable] = None    # other overloads' inputs -> this schema (aten::to)
+    scalar_out: Optional[str] = None        # all-scalar (TorchScript) result dtype, if not the rule's
+    precheck: Optional[Callable] = None     # precheck(operands, attrs): value-dependent errors
+    fusible_if: Optional[Callable] = None   # fusible_if(const attrs) -> None or why not (dropout)
 
     @property
     def is_elementwise(self) -> bool:

@@ -21,7 +21,8 @@ from typing import Any, Dict, List, Set
 import numpy as np
 
 from ..ir.graph import Block, Graph
-from .utils import SUBGRAPH_ATTR, is_pure, replace_all_uses, returned_values, subgraphs
+from ..ir.attributes import SUBGRAPH_ATTR
+from .utils import is_pure, replace_all_uses, returned_values, subgraphs
 
 
 def eliminate_common_subexpressions(graph: Graph) -> Graph:

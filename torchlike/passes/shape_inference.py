@@ -34,7 +34,7 @@ from ..ir.types import (ANY, BOOL, FLOAT, INT, NONE, ListType, OptionalType, Ten
 from ..ops import registry
 from ..ops.dtypes import Priority, category
 from ..ops.elementwise_base import normalize_args, signature_dtypes
-from .utils import SUBGRAPH_ATTR
+from ..ir.attributes import SUBGRAPH_ATTR
 
 MAX_LOOP_ITERATIONS = 16
 _SCALAR_DTYPE = {INT: "int64", FLOAT: "float64", BOOL: "bool"}

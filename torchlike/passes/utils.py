@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from typing import Dict, Iterator, Optional, Set
 
+from ..ir.attributes import SUBGRAPH_ATTR
 from ..ir.graph import Block, Graph, Node, Value
 from ..ops import registry
 
-SUBGRAPH_ATTR = "Subgraph"
 CONTROL_FLOW = ("prim::If", "prim::Loop")
 
 
