@@ -1,4 +1,4 @@
-"""Non-elementwise ops (ops/tensor_ops.py, ops/prim_ops.py, ops/functions.py) against PyTorch.
+"""Non-elementwise ops (ops/linalg.py, ops/shape_ops.py, ops/reductions.py, ops/prim_ops.py, ops/functions.py) against PyTorch.
 
 Every case builds a one-node graph, runs it with the interpreter, compares the result (values,
 dtype, shape) with eager PyTorch, and checks that the op's ``infer`` rule predicts the dtype and

@@ -16,9 +16,25 @@
 from .attributes import SUBGRAPH_ATTR, UnknownTensorValue
 from .graph import Block, Graph, Node, Value, clone_graph
 from .parser import ParseError, parse_graph
-from .types import (ANY, BOOL, DEVICE, FLOAT, INT, NONE, NUMBER, STR, TENSOR, ClassType, ListType,
-                    OptionalType, TensorType, TupleType, Type, tensor_type_of,
-                    type_of_python_value)
+from .types import (
+                    ANY,
+                    BOOL,
+                    DEVICE,
+                    FLOAT,
+                    INT,
+                    NONE,
+                    NUMBER,
+                    STR,
+                    TENSOR,
+                    ClassType,
+                    ListType,
+                    OptionalType,
+                    TensorType,
+                    TupleType,
+                    Type,
+                    tensor_type_of,
+                    type_of_python_value,
+)
 
 __all__ = ["Block", "Graph", "Node", "Value", "clone_graph", "ParseError", "SUBGRAPH_ATTR",
            "UnknownTensorValue", "parse_graph",

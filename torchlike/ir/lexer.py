@@ -39,13 +39,6 @@ class Cursor:
         self.i = 0
         self._line_starts: Optional[List[int]] = None
 
-    def __init__(self, text: str):
-        self.s = text
-        self.i = 0
-        self.type_cache: Dict[str, Type] = {}
-        self.defined: List[str] = []  # names in definition order, to close block scopes
-        self._line_starts: Optional[List[int]] = None
-
     # -- errors ---------------------------------------------------------------------------
     def error(self, message: str, at: Optional[int] = None) -> ParseError:
         at = self.i if at is None else min(at, len(self.s))

@@ -30,8 +30,17 @@ import numpy as np
 from .attributes import SUBGRAPH_ATTR, UnknownTensorValue
 from .graph import Block, Graph, Node, Value
 from .lexer import Cursor, ParseError
-from .types import (BOOL, SCALAR_NAME_TO_DTYPE, ClassType, ListType, OptionalType, TensorType,
-                    TupleType, Type, named_type)
+from .types import (
+    BOOL,
+    SCALAR_NAME_TO_DTYPE,
+    ClassType,
+    ListType,
+    OptionalType,
+    TensorType,
+    TupleType,
+    Type,
+    named_type,
+)
 
 __all__ = ["ParseError", "UnknownTensorValue", "parse_graph"]
 

@@ -32,7 +32,6 @@ from .attributes import SUBGRAPH_ATTR
 from .graph import Block, Graph, Node, Value
 
 
-
 class IRVerificationError(TorchlikeError, AssertionError):
     """A graph breaks an IR invariant; the message names the node (or block) at fault."""
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import ExecutionError, UnsupportedOpError
 from ..ir.types import SCALAR_TYPE_ENUM
-from .dtypes import Priority, is_float, is_int, result_type
+from .dtypes import Priority, is_float, result_type
 from .elementwise_base import compute_dtype_of, elementwise, rule_float, rule_same
 
 

@@ -31,8 +31,17 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from ..errors import UnsupportedOpError
-from .dtypes import (ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, Priority, is_bool, is_float, is_int,
-                     operand_info, result_type, to_float)
+from .dtypes import (
+    ALL_DTYPES,
+    FLOAT_DTYPES,
+    INT_DTYPES,
+    Priority,
+    is_float,
+    is_int,
+    operand_info,
+    result_type,
+    to_float,
+)
 from .registry import OpDef, parse_schema, register
 
 # A template is a string, a dict keyed by dtype/category/"default", or a function

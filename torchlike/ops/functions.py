@@ -7,8 +7,8 @@ PyTorch's TensorExpr fuser, for one, emits a fallback call like this::
     %131 : (Tensor, Tensor) = prim::CallFunction(%130, %c.1, %b.1, %h.1)
 
 The table maps a name to a Python callable (called with the runtime arguments) or to a ``Graph``
-(which the interpreter runs on them: graphs are executed above this layer).  The interpreter resolves a constant with a ``name`` attribute through
-``lookup_function``::
+(which the interpreter runs on them: graphs execute above this layer).  The interpreter resolves
+a constant with a ``name`` attribute through ``lookup_function``::
 
     register_function("fallback_function", subgraph)
     lookup_function("fallback_function")   # -> subgraph

@@ -16,11 +16,24 @@ import sys
 
 from ..ir.graph import Graph
 from ..ir.printer import format_float
-from ..ir.types import (BOOL, DEVICE, DTYPE_TO_SCALAR_TYPE_ENUM, FLOAT, INT, NUMBER, STR, TENSOR,
-                        ListType, OptionalType, TensorType, TupleType, Type)
+from ..ir.types import (
+    BOOL,
+    DEVICE,
+    DTYPE_TO_SCALAR_TYPE_ENUM,
+    FLOAT,
+    INT,
+    NUMBER,
+    STR,
+    TENSOR,
+    ListType,
+    OptionalType,
+    TensorType,
+    TupleType,
+    Type,
+)
 from .functions import call_function, lookup_function
 from .registry import OpDef, defop, register
-from .tensor_ops import arg, wrap_dim
+from .tensor_common import arg, wrap_dim
 
 
 def _declared(node, types):

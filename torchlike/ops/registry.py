@@ -49,9 +49,9 @@ class OpDef:
     dtype_rule: Optional[Callable] = None   # (operand (dtype, priority) list, attrs) -> (compute, out)
     templates: Dict[str, Any] = field(default_factory=dict)  # language -> template (str or dict)
     ref: Optional[Callable] = None          # ref(xp, *operands_in_compute_dtype, **attrs)
-    kept: Tuple[str, ...] = ()              # operands outside promotion and casting (where's cond)
+    kept: Tuple[str, ...] = ()              # operands outside promotion and casts (where's cond)
     normalize: Optional[Callable] = None    # other overloads' inputs -> this schema (aten::to)
-    scalar_out: Optional[str] = None        # all-scalar (TorchScript) result dtype, if not the rule's
+    scalar_out: Optional[str] = None        # all-scalar (TorchScript) result dtype if not the rule's
     precheck: Optional[Callable] = None     # precheck(operands, attrs): value-dependent errors
     fusible_if: Optional[Callable] = None   # fusible_if(const attrs) -> None or why not (dropout)
 

@@ -20,8 +20,8 @@ from typing import Any, Dict, List, Set
 
 import numpy as np
 
-from ..ir.graph import Block, Graph
 from ..ir.attributes import SUBGRAPH_ATTR
+from ..ir.graph import Block, Graph
 from .utils import is_pure, replace_all_uses, returned_values, subgraphs
 
 

@@ -28,13 +28,24 @@ from typing import Any, List, Optional, Sequence
 
 import numpy as np
 
+from ..ir.attributes import SUBGRAPH_ATTR
 from ..ir.graph import Block, Graph, Node, Value
-from ..ir.types import (ANY, BOOL, FLOAT, INT, NONE, ListType, OptionalType, TensorType,
-                        TupleType, Type, type_of_python_value)
+from ..ir.types import (
+    ANY,
+    BOOL,
+    FLOAT,
+    INT,
+    NONE,
+    ListType,
+    OptionalType,
+    TensorType,
+    TupleType,
+    Type,
+    type_of_python_value,
+)
 from ..ops import registry
 from ..ops.dtypes import Priority, category
 from ..ops.elementwise_base import normalize_args, signature_dtypes
-from ..ir.attributes import SUBGRAPH_ATTR
 
 MAX_LOOP_ITERATIONS = 16
 _SCALAR_DTYPE = {INT: "int64", FLOAT: "float64", BOOL: "bool"}
