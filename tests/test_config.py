@@ -1,8 +1,12 @@
 """The fuser's switches: strict parsing of TORCHLIKE_* variables and their programmatic twins."""
+import logging
 import os
 
+import numpy as np
 import pytest
 
+import torchlike as tl
+from torchlike import jit
 from torchlike.fuser import config
 
 
@@ -18,7 +22,7 @@ def _restore(monkeypatch):
 
 @pytest.mark.parametrize("var, bad", [
     ("TORCHLIKE_FUSION", "yes"), ("TORCHLIKE_FUSER_BACKEND", "gpu"),
-    ("TORCHLIKE_FUSER_STRICT", "2"), ("TORCHLIKE_DEBUG", "4"),
+    ("TORCHLIKE_FUSER_STRICT", "2"), ("TORCHLIKE_DEBUG", "3"),
     ("TORCHLIKE_DONT_FUSE", "aten::tanh:not an op"),
 ])
 def test_bad_value_names_the_variable(monkeypatch, var, bad):
@@ -57,7 +61,7 @@ def test_environment_values(monkeypatch, tmp_path):
 @pytest.mark.parametrize("text, expected", [
     ("aten::tanh:aten::sigmoid", {"aten::tanh", "aten::sigmoid"}),
     ("aten::tanh, aten::sigmoid", {"aten::tanh", "aten::sigmoid"}),
-    ("tanh:prim::Foo", {"aten::tanh", "prim::Foo"}),
+    ("tanh:prim::ConstantChunk", {"aten::tanh", "prim::ConstantChunk"}),
     ("", set()),
 ])
 def test_dont_fuse_syntax(text, expected):
@@ -75,10 +79,10 @@ def test_twins_and_generation():
         config.set_backend("tpu")
     config.set_strict(True)
     assert config.strict()
-    config.set_debug(3)
-    assert config.debug_level() == 3
+    config.set_debug(2)
+    assert config.debug_level() == 2
     with pytest.raises(ValueError):
-        config.set_debug(7)
+        config.set_debug(3)
     config.set_dont_fuse(["aten::mul"])
     assert config.dont_fuse() == {"aten::mul"}
     config.set_cache_dir("/tmp/x")
@@ -91,3 +95,54 @@ def test_twins_and_generation():
 def test_all_exports_exist():
     for name in config.__all__:
         assert hasattr(config, name)
+
+
+@pytest.mark.parametrize("text, unknown, near", [
+    ("aten::tanhh", "aten::tanhh", "aten::tanh"),
+    ("tanh,sigmod", "aten::sigmod", "aten::sigmoid"),
+    ("prim::FusionGrop", "prim::FusionGrop", None),
+])
+def test_dont_fuse_unknown_op_names_it_and_the_nearest(monkeypatch, text, unknown, near):
+    with pytest.raises(ValueError, match=f"unknown op '{unknown}'") as e:
+        config.set_dont_fuse(text)
+    if near:
+        assert "did you mean" in str(e.value) and near in str(e.value)
+    monkeypatch.setenv("TORCHLIKE_DONT_FUSE", text)
+    with pytest.raises(ValueError, match="TORCHLIKE_DONT_FUSE"):
+        config.reload_from_env()
+
+
+def _debug_lines(level, caplog, tmp_path, scale=2.0):
+    """The ``torchlike`` log lines of a first call of a small traced function at ``level``
+    (``scale`` makes a kernel no earlier test has generated in this process)."""
+    config.set_cache_dir(tmp_path)
+    config.set_debug(level)
+    x = np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3)
+    fn = jit.trace(lambda a: tl.tanh(a * scale) + tl.matmul(a, a.T).sum(), (x,))
+    with caplog.at_level(logging.DEBUG, logger="torchlike"):
+        fn(x)
+    return [r.getMessage() for r in caplog.records if r.name == "torchlike"]
+
+
+def test_debug_level_1_logs_one_line_per_fusion_decision(caplog, tmp_path):
+    lines = _debug_lines(1, caplog, tmp_path)
+    assert any(line.startswith("fuser: formed prim::FusionGroup of 3 op(s)") and "aten::tanh"
+               in line for line in lines), lines
+    assert any(line.startswith("fuser: refused aten::matmul") and "not an elementwise op" in line
+               for line in lines), lines
+    assert not any("graph after" in line or "def tl_fused" in line for line in lines), lines
+    assert all("\n" not in line for line in lines)
+
+
+def test_debug_level_2_adds_graphs_after_each_pass_and_source(caplog, tmp_path):
+    lines = _debug_lines(2, caplog, tmp_path, scale=3.0)
+    after = [line.split(":")[0] for line in lines if line.startswith("graph after")]
+    assert after == ["graph after infer_types", "graph after propagate_constants",
+                     "graph after eliminate_common_subexpressions",
+                     "graph after eliminate_dead_code", "graph after fuse"], after
+    assert any("def tl_fused" in line for line in lines), "no generated source logged"
+    assert any(line.startswith("fuser: formed prim::FusionGroup") for line in lines)
+
+
+def test_debug_level_0_logs_nothing(caplog, tmp_path):
+    assert _debug_lines(0, caplog, tmp_path) == []

@@ -9,7 +9,6 @@ import pytest
 import torchlike
 from corpus_utils import CASES, graph_files, graph_text, input_sets
 from torchlike import jit
-from torchlike.interpreter import Interpreter
 from torchlike.ir import BOOL, INT, Graph, TensorType, TupleType
 from torchlike.jit import ScriptFunction, SerializationError
 
@@ -120,7 +119,35 @@ def test_graph_for_is_cached_per_signature():
 def test_scalar_arguments_are_keyed_by_type():
     fn = ScriptFunction(_control_flow_graph())
     assert fn.graph_for(X, True, 2) is fn.graph_for(X, False, 7)
-    assert fn.graph_for(X, True, 2) is not fn.graph_for(X, 1, 2)
+    # As in TorchScript, an int is not a bool: refused, naming the argument.
+    with pytest.raises(TypeError, match=r"argument 'c' \(%c\) expects a bool, got int"):
+        fn.graph_for(X, 1, 2)
+
+
+@pytest.mark.parametrize("bad, expected", [
+    ([1.0, 2.0], "expects a Tensor .* got list: convert it first"),
+    ((1.0,), "expects a Tensor .* got tuple"),
+    (2.5, "expects a Tensor .* got float: wrap it as a 0-d array"),
+])
+def test_non_array_for_a_tensor_parameter_is_refused(bad, expected):
+    fn = jit.trace(lambda x: x * 2.0, (X,))
+    with pytest.raises(TypeError, match=expected):
+        fn(bad)
+    with pytest.raises(TypeError, match=expected):
+        jit.run(fn.graph, bad)
+
+
+def test_numpy_scalar_runs_as_a_0d_array():
+    fn = jit.trace(lambda x: x * 2.0, (np.asarray(np.float32(3)),))
+    out = fn(np.float32(3))
+    assert isinstance(out, np.ndarray) and out.shape == () and out.dtype == np.float32
+    assert out == 6.0
+
+
+def test_array_for_a_scalar_parameter_is_refused():
+    fn = ScriptFunction(_control_flow_graph())
+    with pytest.raises(TypeError, match=r"argument 'n' \(%n\) expects an int, got an array"):
+        fn(X, True, np.ones(2))
 
 
 def test_fusion_switch_changes_the_specialization():
@@ -310,9 +337,9 @@ def test_script_returns_script_function():
 def test_interpreter_cached_per_signature_runs_same_result():
     fn = ScriptFunction(_affine_graph())
     first = fn(X)
-    interp = fn._interpreter_for((X,))
-    assert isinstance(interp, Interpreter)
-    assert fn._interpreter_for((X,)) is interp
+    entry = fn._specialization_for((X,))
+    assert entry.graph is fn.graph_for(X)
+    assert fn._specialization_for((X,)) is entry
     np.testing.assert_array_equal(fn(X), first)
 
 

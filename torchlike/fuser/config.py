@@ -8,7 +8,7 @@ TORCHLIKE_FUSER_BACKEND  ``auto`` | ``cpu`` | ``cuda``   ``set_backend`` / ``get
                          | ``interpreter``
 TORCHLIKE_FUSER_STRICT   ``0`` | ``1``                   ``set_strict`` / ``strict``
 TORCHLIKE_CACHE_DIR      a directory                     ``set_cache_dir`` / ``cache_dir``
-TORCHLIKE_DEBUG          ``0`` | ``1`` | ``2`` | ``3``    ``set_debug`` / ``debug_level``
+TORCHLIKE_DEBUG          ``0`` | ``1`` | ``2``            ``set_debug`` / ``debug_level``
 TORCHLIKE_DONT_FUSE      op kinds, see below             ``set_dont_fuse`` / ``dont_fuse``
 =======================  ==============================  =====================================
 
@@ -20,11 +20,14 @@ TORCHLIKE_DONT_FUSE      op kinds, see below             ``set_dont_fuse`` / ``d
   of falling back to the interpreter (tests use it to prove the compiled path ran).
 * ``TORCHLIKE_CACHE_DIR``: where generated kernels persist; default
   ``$XDG_CACHE_HOME/torchlike``, else ``~/.cache/torchlike``.  An empty value means the default.
-* ``TORCHLIKE_DEBUG``: 1 logs fusion decisions and fallbacks, 2 also the graphs before and after
-  each pass, 3 also the generated source; through the ``logging`` logger ``"torchlike"`` to stderr.
+* ``TORCHLIKE_DEBUG``: 1 logs one line per fusion decision (an op refused and why, a group
+  formed, a region too small to group, a fallback taken and why); 2 also the graph after each
+  pass of a specialization and each generated kernel's source.  Through the ``logging`` logger
+  ``"torchlike"`` to stderr.
 * ``TORCHLIKE_DONT_FUSE``: op kinds never fused, separated by ``,`` or by a single ``:`` (a
   ``::`` belongs to the name): ``aten::tanh:aten::sigmoid`` == ``aten::tanh,aten::sigmoid``.
-  A bare name means the ``aten::`` op (``tanh`` -> ``aten::tanh``).
+  A bare name means the ``aten::`` op (``tanh`` -> ``aten::tanh``).  A name that is not a
+  registry op is an error naming it and the nearest known names.
 
 A malformed value raises ``ValueError`` naming the variable and the accepted values, at import
 time or from ``reload_from_env()``.  Every setter bumps ``generation`` so that the executor drops
@@ -32,11 +35,14 @@ dispatch decisions taken under other settings.
 """
 from __future__ import annotations
 
+import difflib
 import logging
 import os
 import re
 import sys
 from typing import FrozenSet, Iterable, Union
+
+from ..ops import registry
 
 __all__ = ["set_fusion_enabled", "fusion_enabled", "set_backend", "get_backend", "set_strict",
            "strict", "set_cache_dir", "cache_dir", "set_debug", "debug_level", "set_dont_fuse",
@@ -44,7 +50,7 @@ __all__ = ["set_fusion_enabled", "fusion_enabled", "set_backend", "get_backend",
 
 BACKENDS = ("auto", "cpu", "cuda", "interpreter")
 _BOOLS = {"0": False, "1": True}
-_DEBUG_LEVELS = ("0", "1", "2", "3")
+_DEBUG_LEVELS = ("0", "1", "2")
 _OP_NAME = re.compile(r"^[A-Za-z_]\w*::[A-Za-z_]\w*$")
 _SEPARATOR = re.compile(r",|(?<!:):(?!:)")  # a comma, or a ':' that is not half of '::'
 
@@ -85,6 +91,10 @@ def _parse_dont_fuse(text: str, var: str = "TORCHLIKE_DONT_FUSE") -> FrozenSet[s
         if not _OP_NAME.match(name):
             raise ValueError(f"{var}: {piece!r} is not an op kind: expected names such as "
                              "aten::tanh, separated by ',' or ':'")
+        if registry.lookup(name) is None:
+            near = difflib.get_close_matches(name, list(registry.REGISTRY), n=3, cutoff=0.6)
+            hint = f"; did you mean {', '.join(near)}?" if near else ""
+            raise ValueError(f"{var}: unknown op {name!r} (not in torchlike's registry){hint}")
         names.add(name)
     return frozenset(names)
 
@@ -155,7 +165,7 @@ def cache_dir() -> str:
 
 
 def set_debug(level: int) -> None:
-    """0-3 (``TORCHLIKE_DEBUG``); a level >= 1 sends the ``torchlike`` logger to stderr."""
+    """0-2 (``TORCHLIKE_DEBUG``); a level >= 1 sends the ``torchlike`` logger to stderr."""
     level = int(_choice("debug level", str(int(level)), _DEBUG_LEVELS))
     _settings.debug = level
     if level and not any(getattr(h, "_torchlike", False) for h in logger.handlers):

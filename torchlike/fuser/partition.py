@@ -31,11 +31,16 @@ a cycle), which a search bounded by ``hi``'s key decides.  The items that ``lo``
 that window are moved just after ``hi`` (as ``moveBeforeTopologicallyValid`` does).  Siblings
 that read the same tensor are then merged the same way (horizontal fusion).  Finally the block
 is rebuilt in key order.
+
+With ``TORCHLIKE_DEBUG=1`` (``jit.set_debug(1)``) every decision is one line on the
+``torchlike`` logger: each op refused and why, each group formed (its ops), each fusible region
+left unfused because it is smaller than ``min_group_size``.
 """
 from __future__ import annotations
 
 import heapq
 import itertools
+import logging
 from typing import Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple
 
 import numpy as np
@@ -46,12 +51,23 @@ from ..ir.types import ANY, BOOL, FLOAT, INT, NUMBER, TensorType
 from ..ops import registry
 from ..ops.dtypes import ALL_DTYPES
 from ..ops.elementwise_base import normalize_args
+from . import config
 from ..ops.registry import OpDef
 
 FUSION_GROUP = "prim::FusionGroup"
 CONSTANT_CHUNK = "prim::ConstantChunk"
 
 _SCALAR_TYPES = (INT, FLOAT, BOOL, NUMBER)
+# Nodes that are never candidates: refusing them is not a decision worth a debug line.
+_QUIET = frozenset({"prim::Constant", "prim::ListUnpack", "prim::ListConstruct",
+                    "prim::TupleConstruct", "prim::TupleUnpack", "prim::If", "prim::Loop"})
+
+logger = logging.getLogger("torchlike")
+
+
+def _log_decision(message: str, *args) -> None:
+    if config.debug_level() >= 1:
+        logger.info("fuser: " + message, *args)
 
 
 # -- what may be fused ----------------------------------------------------------------------
@@ -197,7 +213,10 @@ class _BlockPartition:
                 paired.add(unpack)
                 item = _Item([node, unpack], (i,), True)
             else:
-                item = _Item([node], (i,), why_not_fusible(node, dont_fuse) is None)
+                why = why_not_fusible(node, dont_fuse)
+                if why is not None and node.kind not in _QUIET:
+                    _log_decision("refused %s: %s", node.describe(), why)
+                item = _Item([node], (i,), why is None)
             self.items.append(item)
             for m in item.members:
                 self.owner[m] = item
@@ -349,9 +368,15 @@ class _BlockPartition:
             members = sorted(item.members, key=self.index.__getitem__)
             compute = sum(1 for m in members if m.kind not in ("aten::chunk", "prim::ListUnpack"))
             if not item.fusible or compute < max(1, min_compute):
+                if item.fusible and compute:
+                    _log_decision("not grouped (%d op(s), fewer than %d): %s", compute,
+                                  max(1, min_compute), ", ".join(m.describe() for m in members))
                 order.extend(members)
                 continue
             group = _build_group(members, self.users, self.returned)
+            _log_decision("formed prim::FusionGroup of %d op(s) -> %s: %s", compute,
+                          ", ".join(f"%{v.name}" for v in group.outputs),
+                          ", ".join(m.kind for m in members))
             group.owning_block = block
             order.append(group)
             removed.update(members)

@@ -19,25 +19,29 @@ the generated kernels, ``stats()``/``reset_stats()`` report the kernel cache and
 
 Switches: the programmatic twins of the ``TORCHLIKE_*`` environment variables are re-exported
 from ``torchlike.fuser.config`` (``set_fusion_enabled``, ``fusion_enabled``, ``set_backend``,
-``set_strict``, ...), when the fuser is installed.
+``set_strict``, ...).
 """
 from __future__ import annotations
 
 import inspect
 from typing import Any, Callable, Dict, List
 
-from ..errors import ScriptError, TorchlikeError
+from ..errors import ScriptError
+from ..frontend.script import script_graph
+from ..frontend.tracer import trace_graph
+from ..fuser import codegen as _codegen
+from ..fuser import partition as _partition
+from ..fuser import stats as _stats
+from ..fuser.config import *  # noqa: F403  (the switches' programmatic twins)
+from ..fuser.config import __all__ as _config_names
+from ..fuser.config import dont_fuse
+from ..fuser.executor import run_fusion_group
 from ..interpreter import Interpreter
 from ..ir.graph import Graph
+from .arguments import check_arguments, with_plan
 from .code import graph_to_code
-from .script_function import ScriptFunction, fuser, signature_of
+from .script_function import ScriptFunction
 from .serialization import SerializationError, load_function
-
-try:  # the switches' programmatic twins
-    from ..fuser.config import *  # noqa: F401,F403
-    from ..fuser.config import __all__ as _config_names
-except ImportError:  # pragma: no cover - the fuser is optional
-    _config_names = []
 
 __all__ = ["ScriptFunction", "ScriptError", "SerializationError", "trace", "script", "load",
            "run", "fuse", "codegen", "stats", "reset_stats", "graph_to_code"] + list(_config_names)
@@ -64,7 +68,6 @@ def trace(fn: Callable, example_inputs) -> ScriptFunction:
           %2 : Float(3, strides=[1], requires_grad=0, device=cpu) = aten::mul(%x, %1)
           return (%2)
     """
-    from ..frontend.tracer import trace_graph
     if not isinstance(example_inputs, (tuple, list)):
         example_inputs = (example_inputs,)
     graph = trace_graph(fn, tuple(example_inputs))
@@ -84,7 +87,6 @@ def script(fn: Callable) -> ScriptFunction:
                 x = torchlike.sigmoid(x * 1.1)
             return x
     """
-    from ..frontend.script import script_graph
     graph = script_graph(fn)
     return ScriptFunction(graph, name=getattr(fn, "__name__", "forward"),
                           input_names=_param_names(fn, len(graph.inputs)), kind="script", fn=fn)
@@ -100,40 +102,33 @@ def load(path) -> ScriptFunction:
 
 def run(graph: Graph, *inputs: Any) -> Any:
     """Interpret ``graph`` on ``inputs`` as is (no passes); its ``prim::FusionGroup`` nodes run
-    through the fuser's executor (compiled kernels) when the fuser is installed.  One output is
-    returned as is, several as a tuple."""
-    return Interpreter(graph, fusion_runner=fuser().run_fusion_group).run(*inputs)
-
-
-def _require(module: str):
-    import importlib
-    try:
-        return importlib.import_module(f"torchlike.fuser.{module}")
-    except ImportError as e:
-        raise TorchlikeError(f"torchlike.fuser.{module} is not available: {e}") from e
+    through the fuser's executor (compiled kernels).  Inputs are checked against the graph's
+    parameter types (``torchlike.jit.arguments``).  One output is returned as is, several as a
+    tuple."""
+    plan = check_arguments(graph.inputs, inputs, "run")
+    return with_plan(plan, Interpreter(graph, fusion_runner=run_fusion_group).run)(*inputs)
 
 
 def fuse(graph: Graph, **options) -> Graph:
     """A copy of ``graph`` with its fusible elementwise regions grouped into
     ``prim::FusionGroup`` nodes (``torchlike.fuser.partition.fuse``; options pass through;
     ``dont_fuse`` defaults to the ``TORCHLIKE_DONT_FUSE`` setting)."""
-    partition = _require("partition")
-    options.setdefault("dont_fuse", _require("config").dont_fuse())
-    return partition.fuse(graph, **options)
+    options.setdefault("dont_fuse", dont_fuse())
+    return _partition.fuse(graph, **options)
 
 
 def codegen(graph: Graph, *inputs: Any, backend: str = "cpu"):
     """The kernels generated for ``graph``'s fusion groups when run on ``inputs``, for
     ``backend`` (``"cpu"``: Numba source, ``"cuda"``: CUDA C); see
     ``torchlike.fuser.codegen.codegen``."""
-    return _require("codegen").codegen(graph, *inputs, backend=backend)
+    return _codegen.codegen(graph, *inputs, backend=backend)
 
 
 def stats() -> Dict[str, Any]:
     """Counters of the fuser: kernel cache hits and misses, compiles, fallbacks by reason."""
-    return _require("stats").stats()
+    return _stats.stats()
 
 
 def reset_stats() -> None:
     """Zero the counters that ``stats()`` reports."""
-    _require("stats").reset_stats()
+    _stats.reset_stats()

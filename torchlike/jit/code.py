@@ -22,8 +22,7 @@ import numpy as np
 from ..ir.attributes import SUBGRAPH_ATTR
 from ..ir.graph import Block, Graph, Node, Value
 from ..ir.printer import format_float
-from ..ir.types import (NONE, ClassType, ListType, OptionalType, TensorType,
-                        TupleType, Type)
+from ..ir.types import NONE, ClassType, ListType, OptionalType, TensorType, TupleType, Type
 
 MAX_TRIPS = 9223372036854775807  # what TorchScript passes as the trip count of a while loop
 _SUFFIX = re.compile(r"\.\d+$")

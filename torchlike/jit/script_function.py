@@ -15,66 +15,46 @@ result and an interpreter for it are cached, so a warm call is one signature and
 from __future__ import annotations
 
 import functools
+import logging
+from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
+from ..fuser import config
+from ..fuser.executor import run_fusion_group
+from ..fuser.partition import fuse
 from ..interpreter import Interpreter
 from ..ir.graph import Graph, clone_graph
 from ..ir.types import type_of_python_value
-from ..passes import (eliminate_common_subexpressions, eliminate_dead_code, infer_types,
-                      propagate_constants)
+from ..passes import (
+    eliminate_common_subexpressions,
+    eliminate_dead_code,
+    infer_types,
+    propagate_constants,
+)
+from .arguments import check_arguments, with_plan
 from .code import graph_to_code
 from .serialization import save_function
 
 _SCALAR_TYPES = (int, float, bool, type(None), str)
+logger = logging.getLogger("torchlike")
+
+# The passes a call's first run applies, in order (graph -> None, rewriting it in place).
+_PASSES: Tuple[Tuple[str, Callable[[Graph], None]], ...] = (
+    ("propagate_constants", propagate_constants),
+    ("eliminate_common_subexpressions", eliminate_common_subexpressions),
+    ("eliminate_dead_code", eliminate_dead_code),
+)
 
 
-class _NoConfig:
-    generation = 0
+@dataclass(frozen=True)
+class Specialization:
+    """One signature's optimized graph and the callable that runs it (with the argument
+    plan applied: numpy scalars become 0-d arrays)."""
 
-    @staticmethod
-    def fusion_enabled() -> bool:
-        return False
-
-    @staticmethod
-    def dont_fuse() -> frozenset:
-        return frozenset()
-
-
-class _Fuser:
-    """The fuser's entry points, if the fuser package is importable (else fusion is off)."""
-
-    loaded = False
-    config: Any = _NoConfig
-    fuse: Optional[Callable] = None
-    run_fusion_group: Optional[Callable] = None
-
-    @classmethod
-    def load(cls) -> "type[_Fuser]":
-        if cls.loaded:
-            return cls
-        cls.loaded = True
-        try:
-            from ..fuser import config
-            cls.config = config
-        except ImportError:
-            pass
-        try:
-            from ..fuser.partition import fuse
-            cls.fuse = staticmethod(fuse)
-        except ImportError:
-            pass
-        try:
-            from ..fuser.executor import run_fusion_group
-            cls.run_fusion_group = staticmethod(run_fusion_group)
-        except ImportError:
-            pass
-        return cls
-
-
-def fuser() -> "type[_Fuser]":
-    return _Fuser.load()
+    graph: Graph
+    run: Callable[..., Any]
 
 
 def _arg_key(a: Any) -> Any:
@@ -131,11 +111,10 @@ class ScriptFunction:
         self.input_names = list(input_names) if input_names else _default_input_names(graph)
         self.kind = kind
         self.fn = fn
-        # signature -> Interpreter over the specialized graph, valid for one generation of the
-        # fuser's settings (fusion on/off, dont_fuse, ...): any setter empties it.
-        self._cache: Dict[Tuple, Interpreter] = {}
-        self._config = fuser().config
-        self._generation = self._config.generation
+        # signature -> Specialization, valid for one generation of the fuser's settings
+        # (fusion on/off, dont_fuse, ...): any setter empties it.
+        self._cache: Dict[Tuple, Specialization] = {}
+        self._generation = config.generation
         if fn is not None:
             functools.update_wrapper(self, fn, assigned=("__module__", "__name__", "__qualname__",
                                                          "__doc__"), updated=())
@@ -161,42 +140,41 @@ class ScriptFunction:
         """The optimized graph that ``self(*args)`` runs: typed for these arguments, with
         constants folded, duplicates merged, dead code removed and (if fusion is enabled)
         ``prim::FusionGroup`` nodes.  The same object is returned for the same signature."""
-        return self._interpreter_for(args).graph
+        return self._specialization_for(args).graph
 
-    def _interpreter_for(self, args: Tuple[Any, ...]) -> Interpreter:
-        if self._config.generation != self._generation:
+    def _specialization_for(self, args: Tuple[Any, ...]) -> Specialization:
+        if config.generation != self._generation:
             self.clear_cache()
         key = signature_of(args)
-        interp = self._cache.get(key)
-        if interp is None:
-            interp = self._cache[key] = self._specialize(args)
-        return interp
+        entry = self._cache.get(key)
+        if entry is None:
+            entry = self._cache[key] = self._specialize(args)
+        return entry
 
-    def _specialize(self, args: Tuple[Any, ...]) -> Interpreter:
-        if len(args) != len(self._graph.inputs):
-            raise TypeError(f"{self.name}() takes {len(self._graph.inputs)} arguments "
-                            f"({', '.join(self.input_names)}), got {len(args)}")
+    def _specialize(self, args: Tuple[Any, ...]) -> Specialization:
+        plan = check_arguments(self._graph.inputs, args, self.name, self.input_names)
         g = clone_graph(self._graph)
-        infer_types(g, [type_of_python_value(a) for a in args])
-        propagate_constants(g)
-        eliminate_common_subexpressions(g)
-        eliminate_dead_code(g)
-        f = fuser()
-        if f.fuse is not None and f.config.fusion_enabled():
-            g = f.fuse(g, dont_fuse=f.config.dont_fuse())
-        return Interpreter(g, fusion_runner=f.run_fusion_group)
+        infer_types(g, [type_of_python_value(a) for a in plan.apply(args)])
+        _log_graph("infer_types", g)
+        for name, run_pass in _PASSES:
+            run_pass(g)
+            _log_graph(name, g)
+        if config.fusion_enabled():
+            g = fuse(g, dont_fuse=config.dont_fuse())
+            _log_graph("fuse", g)
+        return Specialization(g, with_plan(plan, Interpreter(g, run_fusion_group).run))
 
     def clear_cache(self) -> None:
         """Forget every specialization (the next call of each signature re-optimizes)."""
         self._cache.clear()
-        self._generation = self._config.generation
+        self._generation = config.generation
 
     def __call__(self, *args: Any) -> Any:
         # The warm path: one settings check, one signature, one lookup, then the interpreter.
-        interp = self._cache.get(tuple(map(_arg_key, args)))
-        if interp is None or self._config.generation != self._generation:
-            interp = self._interpreter_for(args)
-        return interp.run(*args)
+        entry = self._cache.get(tuple(map(_arg_key, args)))
+        if entry is None or config.generation != self._generation:
+            entry = self._specialization_for(args)
+        return entry.run(*args)
 
     # -- persistence --------------------------------------------------------------------------
     def save(self, path) -> None:
@@ -207,3 +185,9 @@ class ScriptFunction:
     def __repr__(self) -> str:
         return (f"<ScriptFunction {self.name}({', '.join(self.input_names)}) [{self.kind}], "
                 f"{len(self._cache)} specializations>")
+
+
+def _log_graph(pass_name: str, graph: Graph) -> None:
+    """``TORCHLIKE_DEBUG=2``: the graph after each pass of a specialization."""
+    if config.debug_level() >= 2:
+        logger.debug("graph after %s:\n%s", pass_name, graph)
