@@ -23,10 +23,10 @@ from ..ir.attributes import SUBGRAPH_ATTR
 from ..ir.graph import Block, Graph, Node, Value
 from ..ir.printer import format_float
 from ..ir.types import NONE, ClassType, ListType, OptionalType, TensorType, TupleType, Type
+from ..ops import registry
 
 MAX_TRIPS = 9223372036854775807  # what TorchScript passes as the trip count of a while loop
 _SUFFIX = re.compile(r"\.\d+$")
-_CASTS = {"aten::Bool": "bool", "aten::Int": "int", "aten::Float": "float"}
 
 
 def type_annotation(t: Type) -> str:
@@ -173,12 +173,11 @@ class _CodeWriter:
             return args[0]
         if kind == "prim::GetAttr":
             return f"{args[0]}.{attrs.get('name')}"
-        if kind == "prim::Print":
-            return "print(" + ", ".join(args) + ")"
+        op = registry.lookup(kind)
+        if op is not None and op.code_name is not None:
+            return f"{op.code_name}(" + ", ".join(args) + ")"
         if kind == "prim::RaiseException":
             return "raise Exception(" + ", ".join(args) + ")"
-        if kind in _CASTS:
-            return f"{_CASTS[kind]}({args[0]})"
         namespace, _, name = kind.partition("::")
         prefix = "torch" if namespace == "aten" else namespace
         if isinstance(node.attrs.get(SUBGRAPH_ATTR), Graph):

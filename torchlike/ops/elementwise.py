@@ -589,4 +589,5 @@ def _rule_dropout(infos, attrs):
 
 elementwise("aten::dropout", "Tensor input, float p, bool train", ref=lambda xp, a, p, train: a,
             dtype_rule=_rule_dropout, numba="{input}", cuda="{input}",
-            fusible_if=lambda attrs: None if attrs.get("train") is False else "train is not False")
+            fusible_if=lambda attrs: None if attrs.get("train") is False else "train is not False",
+            foldable=False)

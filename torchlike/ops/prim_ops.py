@@ -41,9 +41,9 @@ def _declared(node, types):
     return [o.type for o in node.outputs]
 
 
-def _prim(name, impl, num_outputs=1, pure=True, infer=_declared):
+def _prim(name, impl, num_outputs=1, pure=True, infer=_declared, **facts):
     return register(OpDef(name, (), impl, category="prim", num_outputs=num_outputs, pure=pure,
-                          infer=infer))
+                          infer=infer, **facts))
 
 
 # -- tuples and lists ----------------------------------------------------------------------------
@@ -73,8 +73,9 @@ def _infer_tuple_index(node, types):
     return _declared(node, types)
 
 
+# Not folded: tuples print like lists, so a folded tuple would not survive save/load as one.
 _prim("prim::TupleConstruct", lambda xp, *xs: tuple(xs),
-      infer=lambda node, types: [TupleType(tuple(types))])
+      infer=lambda node, types: [TupleType(tuple(types))], foldable=False)
 _prim("prim::TupleUnpack", lambda xp, t: list(t), num_outputs=None, infer=_infer_unpack)
 _prim("prim::ListConstruct", lambda xp, *xs: list(xs), infer=_infer_list_construct)
 _prim("prim::ListUnpack", lambda xp, t: list(t), num_outputs=None, infer=_infer_unpack)
@@ -177,7 +178,8 @@ def _infer_call(node, types):
     return _declared(node, types)
 
 
-_prim("prim::Print", _print, num_outputs=0, pure=False, infer=lambda node, types: [])
+_prim("prim::Print", _print, num_outputs=0, pure=False, infer=lambda node, types: [],
+      code_name="print")
 _prim("prim::RaiseException", _raise, num_outputs=0, pure=False, infer=lambda node, types: [])
 # prim::CallFunction(%f, *args): %f is a function value (see functions.py).  Not pure: the
 # callee may print or raise.
@@ -274,11 +276,11 @@ defop("aten::dim", "Tensor self", lambda xp, x: int(x.ndim), infer=lambda n, t: 
 defop("aten::numel", "Tensor self", lambda xp, x: int(x.size), infer=lambda n, t: [INT],
       category="other")
 defop("aten::Bool", "Tensor self", lambda xp, x: _one_element(x, bool),
-      infer=lambda n, t: [BOOL], **_SCALAR)
+      infer=lambda n, t: [BOOL], code_name="bool", **_SCALAR)
 defop("aten::Int", "Tensor self", lambda xp, x: _one_element(x, int),
-      infer=lambda n, t: [INT], **_SCALAR)
+      infer=lambda n, t: [INT], code_name="int", **_SCALAR)
 defop("aten::Float", "Tensor self", lambda xp, x: _one_element(x, float),
-      infer=lambda n, t: [FLOAT], **_SCALAR)
+      infer=lambda n, t: [FLOAT], code_name="float", **_SCALAR)
 defop("aten::ScalarImplicit", "Tensor self", _item,
       infer=lambda n, t: [_scalar_type_of(t[0] if t else None)], **_SCALAR)
 defop("aten::item", "Tensor self", _item,

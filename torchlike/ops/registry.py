@@ -43,6 +43,9 @@ class OpDef:
     num_outputs: Optional[int] = 1          # None: as many as the node has (ListUnpack, ...)
     infer: Optional[Callable] = None        # infer(node, input_types) -> list of output types
     pure: bool = True                       # False: never removed or merged by DCE/CSE (Print)
+    foldable: bool = True                   # False: never evaluated at compile time (random,
+                                            # mode-dependent, or a result a constant can't hold)
+    code_name: Optional[str] = None         # its call in ``.code`` if not torch.<name> (int(x))
     python_name: Optional[str] = None       # name in the torchlike namespace; None hides it
     aliases: Tuple[str, ...] = ()           # more namespace names (method names, numpy names)
     # Elementwise ops only (see ops/elementwise_base.py):

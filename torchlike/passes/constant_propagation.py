@@ -36,10 +36,6 @@ from ..ops import registry
 from ..ops.dtypes import Priority
 from .utils import block_index, is_pure, replace_all_uses, subgraphs, unlink_inputs
 
-# Tuples print like lists, so a folded tuple would not survive save/load as a tuple.
-NEVER_FOLD = frozenset({"aten::dropout", "aten::dropout_", "aten::feature_dropout", "prim::Print",
-                        "prim::RaiseException", "prim::TupleConstruct", "aten::rand", "aten::randn", "aten::rand_like",
-                        "aten::randn_like", "aten::bernoulli"})
 _SCALARS = (bool, int, float, str, type(None))
 
 
@@ -80,12 +76,12 @@ def _runs_zero_times(node: Node) -> bool:
 
 
 def _foldable(node: Node) -> bool:
-    if node.kind in NEVER_FOLD or node.kind == "prim::Constant" or len(node.outputs) != 1:
+    if node.kind == "prim::Constant" or len(node.outputs) != 1:
         return False
     if not all(v.is_constant() for v in node.inputs):
         return False
-    op = registry.lookup(node.kind)
-    return op is not None and op.pure and is_pure(node)
+    op = registry.lookup(node.kind)  # unknown ops (aten::rand, ...) are never folded
+    return op is not None and op.foldable and op.pure and is_pure(node)
 
 
 def _try_fold(node: Node) -> None:
