@@ -34,6 +34,8 @@ from ..ir.graph import Block, Graph, Node, Value
 from ..ir.types import BOOL, FLOAT, INT, NONE, STR, TensorType, type_of_python_value
 from ..ops import registry
 from ..ops.dtypes import Priority
+from ..ops.elementwise_base import signature_dtypes
+from .shape_inference import operand_info_of
 from .utils import block_index, is_pure, replace_all_uses, subgraphs, unlink_inputs
 
 _SCALARS = (bool, int, float, str, type(None))
@@ -138,8 +140,6 @@ def _constant_type(value: Any, declared):
 
 
 def _zero_d_fold_is_safe(out: Value, value: np.ndarray) -> bool:
-    from ..ops.elementwise_base import signature_dtypes
-    from .shape_inference import operand_info_of
     for blk in out.owning_graph().all_blocks():
         if any(r is out for r in blk.returns):
             return False

@@ -44,8 +44,13 @@ from ..ir.types import (
     type_of_python_value,
 )
 from ..ops import registry
-from ..ops.dtypes import Priority, category
-from ..ops.elementwise_base import normalize_args, signature_dtypes
+from ..ops.dtypes import Priority
+from ..ops.elementwise_base import (
+    normalize_args,
+    scalar_dtype_of,
+    scalar_signature_dtypes,
+    signature_dtypes,
+)
 
 MAX_LOOP_ITERATIONS = 16
 _SCALAR_DTYPE = {INT: "int64", FLOAT: "float64", BOOL: "bool"}
@@ -226,6 +231,15 @@ def _probe_type(p: Any) -> Type:
     return type_of_python_value(p)
 
 
+def _scalar_probe_dtype(p: Any) -> str:
+    """The TorchScript scalar dtype of an operand that runs as a Python scalar."""
+    if isinstance(p, Value):
+        return _SCALAR_DTYPE[p.type]
+    if isinstance(p, np.ndarray):
+        return "bool" if p.dtype.kind == "b" else "int64" if p.dtype.kind in "iu" else "float64"
+    return scalar_dtype_of(p)
+
+
 def _runs_as_scalar(p: Any) -> bool:
     """Python scalars at run time: scalar-typed values and scalar or 0-d tensor constants."""
     if isinstance(p, Value):
@@ -249,7 +263,12 @@ def _infer_elementwise(node: Node, op) -> Type:
         # (floor(float) is an int); otherwise int op int is an int, int / int a float.
         if declared in _SCALAR_DTYPE:
             return declared
-        return _unknown(declared) if dtype is None else (BOOL, INT, FLOAT)[category(dtype)]
+        try:
+            out = scalar_signature_dtypes(
+                op, [None if p is None else _scalar_probe_dtype(p) for p in operands], attrs)[1]
+        except Exception:  # noqa: BLE001 - the op refuses these operands: leave it unknown
+            return _unknown(declared)
+        return {"bool": BOOL, "int64": INT}.get(out, FLOAT)
     shape = broadcast_shapes([t.shape if isinstance(t, TensorType) else () for t in types
                               if t != NONE])
     devices = {t.device for t in tensors if t.rank != 0 or len(tensors) == 1}
