@@ -114,7 +114,7 @@ def main(argv=None) -> int:
     names = set(args.names.split(","))
     workloads = [w for w in WORKLOADS if w.name in names]
     if args.device == "cuda":
-        from .cuda import to_device_cuda, sync_cuda
+        from .cuda import sync_cuda, to_device_cuda
         to_device, sync = to_device_cuda, sync_cuda
     else:
         to_device, sync = (lambda xs: xs), (lambda: None)

@@ -110,14 +110,14 @@ class CpuDevice(common.Device):
                 why_not[mode] = "not expressible in PyTorch"
             elif mode == "torch":
                 view = _torch_view(torch)
-                modes[mode] = lambda *xs: w.torch(torch, *map(view, xs))
+                modes[mode] = lambda *xs, view=view: w.torch(torch, *map(view, xs))
             elif quick:
                 why_not[mode] = "skipped with --quick (compiles for minutes)"
             else:
                 if "torch.compile" not in cache:
                     cache["torch.compile"] = torch.compile(lambda *ts: w.torch(torch, *ts))
                 compiled, view = cache["torch.compile"], _torch_view(torch)
-                modes[mode] = lambda *xs: compiled(*map(view, xs))
+                modes[mode] = lambda *xs, fn=compiled, view=view: fn(*map(view, xs))
         return modes, why_not
 
 

@@ -241,12 +241,13 @@ class CudaDevice(common.Device):
             else:
                 torch, view = self.torch, self._torch_view()
                 if mode == "torch":
-                    modes[mode] = lambda *xs: w.torch(torch, *map(view, xs))
+                    modes[mode] = lambda *xs, torch=torch, view=view: w.torch(torch, *map(view, xs))
                 else:
                     if "torch.compile" not in cache:
-                        cache["torch.compile"] = torch.compile(lambda *ts: w.torch(torch, *ts))
+                        cache["torch.compile"] = torch.compile(
+                            lambda *ts, torch=torch: w.torch(torch, *ts))
                     compiled = cache["torch.compile"]
-                    modes[mode] = lambda *xs: compiled(*map(view, xs))
+                    modes[mode] = lambda *xs, fn=compiled, view=view: fn(*map(view, xs))
         return modes, why_not
 
 

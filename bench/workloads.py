@@ -359,11 +359,13 @@ _UNARY_20 = ["sin", "cos", "exp", "log1p", "sqrt", "rsqrt", "reciprocal", "neg",
 
 
 def _ref_unary_20(xp, x):
-    x = xp.sin(x); x = xp.cos(x); x = xp.exp(x); x = xp.log1p(x); x = xp.sqrt(x)
-    x = 1 / xp.sqrt(x); x = 1 / x; x = -x; x = xp.abs(x); x = xp.tanh(x); x = _sigmoid(xp, x)
-    x = _erf(xp, x); x = xp.expm1(x); x = xp.arctan(x)
-    x = xp.maximum(x, 0); x = 1 - _erf(xp, x)
-    x = xp.log(x); x = -x; x = xp.exp(x); x = x - xp.trunc(x)
+    steps = [xp.sin, xp.cos, xp.exp, xp.log1p, xp.sqrt,                     # in _UNARY_20's order
+             lambda v: 1 / xp.sqrt(v), lambda v: 1 / v, lambda v: -v, xp.abs, xp.tanh,
+             lambda v: _sigmoid(xp, v), lambda v: _erf(xp, v), xp.expm1, xp.arctan,
+             lambda v: xp.maximum(v, 0), lambda v: 1 - _erf(xp, v), xp.log, lambda v: -v,
+             xp.exp, lambda v: v - xp.trunc(v)]
+    for step in steps:
+        x = step(x)
     return x
 
 
