@@ -13,6 +13,9 @@ through the op's reference implementation; called on a traced value it is record
 Dtype arguments accept numpy dtypes, numpy types, strings (``"float32"``) and the names exported
 here (``tl.float32``); they become the ScalarType enum int that graphs carry (6 for float32).
 Ops registered after import are found on first use (module ``__getattr__``).
+
+This module only generates the namespace: finding an op by its Python name is
+``ops/python_names.py``, binding and running or recording a call ``frontend/calls.py``.
 """
 from __future__ import annotations
 
@@ -23,7 +26,14 @@ from .errors import UnsupportedOpError
 
 # find_op (ops/python_names.py) and the calling machinery (frontend/calls.py) used to live here;
 # they stay importable from this module.
-from .frontend.calls import DTYPE_NAMES, call_op, normalize_args, run_eager, run_impl, scalar_type  # noqa: F401
+from .frontend.calls import (  # noqa: F401
+    DTYPE_NAMES,
+    call_op,
+    normalize_args,
+    run_eager,
+    run_impl,
+    scalar_type,
+)
 from .ops.python_names import find_op, ops_by_python_name
 from .ops.registry import REQUIRED, OpDef
 

@@ -243,6 +243,7 @@ class GraphBuilder:
         return saved
 
     def leave(self, saved):
+        """Go back to the block and environment ``enter`` saved."""
         self.block, self.env = saved
 
     # -- names -----------------------------------------------------------------------------------

@@ -94,6 +94,8 @@ class ExpressionLowering(GraphBuilder):
         return result
 
     def short_circuit(self, first: Value, operand, is_and: bool, e) -> Value:
+        """``first and operand`` / ``first or operand`` as a prim::If: ``operand`` is only
+        evaluated on the branch that needs it."""
         n = self.create("prim::If", [first], [], e)
         for i in range(2):
             block = n.add_block()
@@ -131,6 +133,7 @@ class ExpressionLowering(GraphBuilder):
         return result
 
     def identity(self, left, right, is_, e):
+        """``a is None`` / ``a is not None``: decided while compiling (types say it)."""
         types_ = [(sv.type if isinstance(sv, Value) else None) for sv in (left, right)]
         if NONE in types_:
             other = types_[1] if types_[0] == NONE else types_[0]
@@ -198,6 +201,7 @@ class ExpressionLowering(GraphBuilder):
         return sv if isinstance(sv, Static) else self.truth(sv, e)
 
     def condition_value(self, e) -> Value:
+        """A condition as a bool Value, even when known while compiling."""
         return self.truth(self.condition(e), e)
 
     # -- calls -----------------------------------------------------------------------------------

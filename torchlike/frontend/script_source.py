@@ -68,6 +68,7 @@ class FunctionSource:
         return f"{self.filename}:{line}:{col}"
 
     def error(self, message: str, node) -> ScriptError:
+        """A ``ScriptError``: ``message``, then the file, line and source text, with a caret."""
         line, col = self.loc(node)
         index = line - self.first
         text = self.lines[index].rstrip("\r\n") if 0 <= index < len(self.lines) else ""

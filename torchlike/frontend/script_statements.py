@@ -69,6 +69,7 @@ class LoopScope:
         self.carried, self.test = carried, test
 
     def slot_names(self) -> List[str]:
+        """The loop condition, then each carried name, for type-mismatch errors."""
         names = [n if not n.startswith("$") else "the value returned inside the loop"
                  for n in self.carried]
         return ["the loop condition"] + [f"'{n}'" if not n.startswith("the") else n
@@ -226,6 +227,7 @@ class StatementLowering(ExpressionLowering):
         self.assign(s.target, self.binary(operator, left, right, s), s)
 
     def assign(self, target, value, s):
+        """Bind ``target`` (a name, or a tuple/list of targets to unpack into) to ``value``."""
         if isinstance(target, ast.Name):
             if isinstance(value, Value) and value.node is not None and value.name.isdigit() \
                     and value.node.kind != "prim::Constant":

@@ -129,49 +129,60 @@ class TracedValue(Proxy):
             "would bake the example into the trace; use torchlike functions or numpy ufuncs")
 
     def item(self):
+        """The example's number (baked into the trace)."""
         warn_baked("item() on a traced value: the number is baked into the trace.")
         return self.concrete.item()
 
     def tolist(self):
+        """The example's values as lists (baked into the trace)."""
         warn_baked("tolist() on a traced value: the values are baked into the trace.")
         return self.concrete.tolist()
 
     def numpy(self):
+        """The example's array (baked into the trace)."""
         warn_baked("numpy() on a traced value: the values are baked into the trace.")
         return self.concrete
 
     # -- shape queries (concrete, as PyTorch's tracer bakes them) -------------------------
     @property
     def shape(self) -> tuple:
+        """The example's sizes: later ops see them as constants."""
         warn_baked("x.shape on a traced value returns the example's sizes; the trace will not "
                    "generalize to inputs of other shapes if they are used.")
         return tuple(self.concrete.shape)
 
     def size(self, dim: Optional[int] = None):
+        """``x.size()`` (the example's sizes, as ``x.shape``) or ``x.size(dim)``."""
         shape = self.shape
         return shape if dim is None else shape[dim]
 
     @property
     def ndim(self) -> int:
+        """The example's rank (traces are specialized to it anyway: no warning)."""
         return self.concrete.ndim
 
     def dim(self) -> int:
+        """The example's rank, as ``ndim``."""
         return self.concrete.ndim
 
     @property
     def dtype(self):
+        """The example's numpy dtype (recorded types carry it anyway: no warning)."""
         return self.concrete.dtype
 
     def numel(self) -> int:
+        """The example's element count (baked into the trace)."""
         warn_baked("numel() on a traced value is baked into the trace as a constant.")
         return int(self.concrete.size)
 
     # -- methods with Python conveniences ------------------------------------------------
     def t(self):
+        """Records ``aten::t`` (the transpose of a matrix)."""
         return _call("aten::t", self)
 
     @property
     def T(self):
+        """All dims reversed: ``aten::t`` for a matrix, else ``aten::permute``."""
         if self.ndim < 2:
             return self
         if self.ndim == 2 and is_registered("aten::t"):
@@ -179,20 +190,26 @@ class TracedValue(Proxy):
         return _call("aten::permute", self, list(range(self.ndim - 1, -1, -1)))
 
     def reshape(self, *shape):
+        """``x.reshape(2, 3)`` or ``x.reshape((2, 3))``: records ``aten::reshape``."""
         return _call("aten::reshape", self, _shape_arg(shape))
 
     def view(self, *shape):
+        """``aten::view`` as PyTorch spells it, ``reshape`` where the registry lacks it."""
         if not is_registered("aten::view"):
             return self.reshape(*shape)
         return _call("aten::view", self, _shape_arg(shape))
 
     def expand(self, *sizes):
+        """``x.expand(4, 3)`` or ``x.expand((4, 3))``: records ``aten::expand``."""
         return _call("aten::expand", self, _shape_arg(sizes))
 
     def permute(self, *dims):
+        """``x.permute(1, 0)`` or ``x.permute((1, 0))``: records ``aten::permute``."""
         return _call("aten::permute", self, _shape_arg(dims))
 
     def to(self, *args, **kwargs):
+        """``x.to(dtype)``, ``x.to(device, dtype)``, ``x.to(other)``: records ``aten::to``
+        for the dtype; devices are ignored and no dtype records nothing."""
         if args and _is_device(args[0]):
             args = args[1:]
         kwargs.pop("device", None)
@@ -203,8 +220,10 @@ class TracedValue(Proxy):
         return _call("aten::to", self, *args, **kwargs)
 
     def type_as(self, other: "TracedValue"):
+        """``x.to(other.dtype)``."""
         return self.to(other.dtype)
 
+    # PyTorch's dtype-named conversions: x.float() is x.to(torch.float32).
     def float(self): return self.to("float32")
     def double(self): return self.to("float64")
     def half(self): return self.to("float16")
@@ -213,9 +232,11 @@ class TracedValue(Proxy):
     def bool(self): return self.to("bool")
 
     def detach(self):
+        """Itself: traces carry no autograd state."""
         return self
 
     def contiguous(self, *args, **kwargs):
+        """Records ``aten::contiguous`` (nothing where the registry lacks it)."""
         if not is_registered("aten::contiguous"):
             return self
         return _call("aten::contiguous", self, *args, **kwargs)

@@ -76,6 +76,7 @@ def ufunc_op(ufunc_name: str) -> Optional[OpDef]:
 
 
 def is_registered(kind: str) -> bool:
+    """Whether the registry has the op ``kind`` (``aten::rsub``)."""
     return registry.lookup(kind) is not None
 
 
@@ -95,6 +96,7 @@ COMMUTATIVE_OPS = frozenset({"aten::add", "aten::mul", "aten::maximum", "aten::m
 
 
 def is_commutative(op: OpDef) -> bool:
+    """Whether ``op``'s two operands may be swapped without changing its result."""
     return op.name in COMMUTATIVE_OPS
 
 
@@ -111,6 +113,7 @@ class Reflected:
 
     @property
     def kinds(self) -> Tuple[str, ...]:
+        """Every op this form records (all must be registered for it to be used)."""
         return (self.op,) if self.self_through is None else (self.op, self.self_through)
 
 
