@@ -1,53 +1,31 @@
 """numpy calls on traced values -> torchlike ops (``__array_ufunc__``/``__array_function__``).
 
-``np.tanh(x)`` and ``np.maximum(x, y)`` are ufuncs: their name (or the torch spelling below,
-``subtract`` -> ``sub``) is looked up among the registry's python names and aliases.
-``np.where``, ``np.sum``, ``np.clip``, ``np.concatenate``... are array functions: their numpy
-arguments are renamed to the op's (``axis`` -> ``dim``, ``keepdims`` -> ``keepdim``,
-``a_min`` -> ``min``).  Anything else raises ``UnsupportedOpError`` naming the call.
+``np.tanh(x)`` and ``np.maximum(x, y)`` are ufuncs: their name is looked up among the
+registry's python names and aliases (``np.subtract`` is ``aten::sub``, whose aliases include
+``subtract``).  ``np.where``, ``np.sum``, ``np.clip``, ``np.concatenate``... are array
+functions: ``python_names.NUMPY_FUNCTIONS`` says which op each records and how its arguments are
+renamed (``axis`` -> ``dim``, ``keepdims`` -> ``keepdim``, ``a_min`` -> ``min``).  Anything
+else raises ``UnsupportedOpError`` naming the call.
 """
 from __future__ import annotations
 
 import inspect
-from typing import Any, Dict, Sequence, Tuple, Union
+from typing import Any, Dict, Sequence
 
 from ..errors import UnsupportedOpError
+from ..ops.python_names import is_commutative, numpy_function, numpy_function_op, ufunc_op
+from .calls import Proxy, call_op
 
-# numpy ufunc names that differ from the torch spelling (first registered name wins).
-UFUNC_NAMES: Dict[str, Tuple[str, ...]] = {
-    "subtract": ("sub",), "multiply": ("mul",), "true_divide": ("div",), "divide": ("div",),
-    "power": ("pow",), "float_power": ("pow",), "negative": ("neg",), "positive": ("positive",),
-    "absolute": ("abs",), "fabs": ("abs",), "mod": ("remainder",),
-    "remainder": ("remainder",), "greater": ("gt",), "greater_equal": ("ge",), "less": ("lt",),
-    "less_equal": ("le",), "equal": ("eq",), "not_equal": ("ne",),
-    "bitwise_and": ("bitwise_and", "__and__"), "bitwise_or": ("bitwise_or", "__or__"),
-    "bitwise_xor": ("bitwise_xor", "__xor__"), "invert": ("bitwise_not",),
-    "bitwise_not": ("bitwise_not",), "arcsin": ("asin",), "arccos": ("acos",),
-    "arctan": ("atan",), "arcsinh": ("asinh",), "arccosh": ("acosh",), "arctanh": ("atanh",),
-    "arctan2": ("atan2",), "rint": ("round",), "matmul": ("matmul",),
-}
-
-
-def _lookup(name: str, candidates: Sequence[str]):
-    from ..functional import find_op
-    for c in tuple(candidates) + (name,):
-        op = find_op(c)
-        if op is not None:
-            return op
-    return None
-
-
-_COMMUTATIVE = {"add", "multiply", "maximum", "minimum", "equal", "not_equal"}
+__all__ = ["map_function", "map_ufunc"]
 
 
 def map_ufunc(ufunc, inputs: Sequence[Any]) -> Any:
-    from ..functional import call_op
-    from .tracer import TracedValue
+    """Record ``ufunc(*inputs)`` (a numpy ufunc called on a traced value) as its op."""
     name = ufunc.__name__
-    op = _lookup(name, UFUNC_NAMES.get(name, ()))
+    op = ufunc_op(name)
     if op is None:
         raise UnsupportedOpError(f"np.{name} on a traced value: no torchlike op maps to it")
-    if name in _COMMUTATIVE and len(inputs) == 2 and not isinstance(inputs[0], TracedValue):
+    if is_commutative(op) and len(inputs) == 2 and not isinstance(inputs[0], Proxy):
         inputs = (inputs[1], inputs[0])  # ``2.0 * x`` records mul(%x, 2.), as PyTorch does
     return call_op(op, inputs, {})
 
@@ -57,33 +35,8 @@ def _qualified(func) -> str:
     return module.replace("numpy", "np", 1) + "." + func.__name__
 
 
-# numpy function name -> (torch name candidates, numpy argument -> op argument); an int is the
-# op's parameter by position (schemas may call the first operand ``self`` or ``input``).
-_REDUCE = {"a": 0, "axis": "dim", "keepdims": "keepdim", "dtype": "dtype"}
-FUNCTIONS: Dict[str, Tuple[Tuple[str, ...], Dict[str, Union[int, str]]]] = {
-    "where": (("where",), {"condition": 0, "x": 1, "y": 2}),
-    "sum": (("sum",), _REDUCE), "mean": (("mean",), _REDUCE), "prod": (("prod",), _REDUCE),
-    "max": (("amax", "max"), _REDUCE), "amax": (("amax", "max"), _REDUCE),
-    "min": (("amin", "min"), _REDUCE), "amin": (("amin", "min"), _REDUCE),
-    "all": (("all",), _REDUCE), "any": (("any",), _REDUCE),
-    "matmul": (("matmul",), {"x1": 0, "x2": 1}),
-    "dot": (("matmul",), {"a": 0, "b": 1}),
-    "clip": (("clamp", "clip"), {"a": 0, "a_min": "min", "a_max": "max",
-                                 "min": "min", "max": "max"}),
-    "concatenate": (("cat", "concatenate"), {"arrays": 0, "axis": "dim"}),
-    "stack": (("stack",), {"arrays": 0, "axis": "dim"}),
-    "expand_dims": (("unsqueeze",), {"a": 0, "axis": "dim"}),
-    "squeeze": (("squeeze",), {"a": 0, "axis": "dim"}),
-    "reshape": (("reshape",), {"a": 0, "newshape": "shape", "shape": "shape"}),
-    "transpose": (("permute",), {"a": 0, "axes": "dims"}),
-    "zeros_like": (("zeros_like",), {"a": 0, "dtype": "dtype"}),
-    "ones_like": (("ones_like",), {"a": 0, "dtype": "dtype"}),
-    "round": (("round",), {"a": 0}), "around": (("round",), {"a": 0}),
-    "maximum": (("maximum",), {"x1": 0, "x2": 1}),
-}
-
-
 def _numpy_arguments(func, args, kwargs) -> Dict[str, Any]:
+    """``func``'s arguments by numpy's parameter names (``**kwargs`` spread out)."""
     try:
         bound = inspect.signature(func).bind(*args, **kwargs)
     except (TypeError, ValueError) as e:
@@ -97,24 +50,23 @@ def _numpy_arguments(func, args, kwargs) -> Dict[str, Any]:
 
 def map_function(func, args: Sequence[Any], kwargs: Dict[str, Any]) -> Any:
     """Record ``func(*args, **kwargs)`` (a numpy array function) through the registry."""
-    from ..functional import call_op
     name = func.__name__
-    entry = FUNCTIONS.get(name)
-    op = _lookup(name, entry[0]) if entry else None
+    entry = numpy_function(name)
+    op = numpy_function_op(entry) if entry is not None else None
     if entry is None or op is None:
         raise UnsupportedOpError(f"{_qualified(func)} on a traced value: no torchlike op maps "
                                  "to it")
-    renames = entry[1]
-    if name == "where" and len(args) + len(kwargs) != 3:
-        raise UnsupportedOpError("np.where(condition) on a traced value: only the three-argument "
-                                 "form maps to an op")
+    arguments = _numpy_arguments(func, args, kwargs)
+    if entry.arity is not None and len(args) + len(kwargs) != entry.arity:
+        raise UnsupportedOpError(f"np.{name}({', '.join(arguments)}) on a traced value: only "
+                                 f"the {entry.arity}-argument form maps to an op")
     params = {p.name for p in op.params}
     op_kwargs: Dict[str, Any] = {}
-    for arg_name, value in _numpy_arguments(func, args, kwargs).items():
-        target = renames.get(arg_name)
+    for arg_name, value in arguments.items():
+        target = entry.arguments.get(arg_name)
         if isinstance(target, int):
             target = op.params[target].name if target < len(op.params) else None
-        if arg_name == "decimals" and value == 0:
+        if arg_name in entry.dropped and value == entry.dropped[arg_name]:
             continue
         if target is None or (target not in params and value is not None):
             raise UnsupportedOpError(f"np.{name}(..., {arg_name}=...) on a traced value: "
