@@ -56,7 +56,8 @@ def _t_unless(attr, default, plain, general):
 
 elementwise("aten::add", "Tensor self, Tensor other, Scalar alpha=1",
             ref=lambda xp, a, b, alpha=1: a + _alpha(xp, b, alpha), dtype_rule=_rule_alpha,
-            numba=_t_alpha("{self} + {other}"), cuda=_t_alpha("{self} + {other}", "{alpha}"))
+            numba=_t_alpha("{self} + {other}"), cuda=_t_alpha("{self} + {other}", "{alpha}"),
+            commutative=True)
 elementwise("aten::sub", "Tensor self, Tensor other, Scalar alpha=1",
             ref=lambda xp, a, b, alpha=1: a - _alpha(xp, b, alpha), dtype_rule=_rule_sub,
             numba=_t_alpha("{self} - {other}"), cuda=_t_alpha("{self} - {other}", "{alpha}"),
@@ -67,7 +68,7 @@ elementwise("aten::rsub", "Tensor self, Tensor other, Scalar alpha=1",
             cuda=_t_unless("alpha", 1, "{other} - {self}", "{other} - {self} * {alpha}"))
 elementwise("aten::mul", "Tensor self, Tensor other", ref=lambda xp, a, b: a * b,
             numba={"bool": "{self} and {other}", "default": "{self} * {other}"},
-            cuda="{self} * {other}", aliases=("multiply",))
+            cuda="{self} * {other}", aliases=("multiply",), commutative=True)
 
 
 # ----- division family -----
@@ -406,9 +407,11 @@ elementwise("aten::clamp_max", "Tensor self, Tensor max", ref=lambda xp, a, max:
             dtype_rule=_rule_clamp_scalar, numba="tl_minimum({self}, {max})",
             cuda="tl_minimum({self}, {max})")
 elementwise("aten::maximum", "Tensor self, Tensor other", ref=lambda xp, a, b: xp.maximum(a, b),
-            numba="tl_maximum({self}, {other})", cuda="tl_maximum({self}, {other})")
+            numba="tl_maximum({self}, {other})", cuda="tl_maximum({self}, {other})",
+            commutative=True)
 elementwise("aten::minimum", "Tensor self, Tensor other", ref=lambda xp, a, b: xp.minimum(a, b),
-            numba="tl_minimum({self}, {other})", cuda="tl_minimum({self}, {other})")
+            numba="tl_minimum({self}, {other})", cuda="tl_minimum({self}, {other})",
+            commutative=True)
 
 
 # ----- selection and fused arithmetic -----
@@ -488,7 +491,8 @@ for _name, _np, _op in (("eq", "equal", "=="), ("ne", "not_equal", "!="), ("lt",
                         ("ge", "greater_equal", ">=")):
     elementwise(f"aten::{_name}", "Tensor self, Tensor other",  # the same text in Numba and C
                 ref=lambda xp, a, b, _f=_np: getattr(xp, _f)(a, b), dtype_rule="compare",
-                numba=f"{{self}} {_op} {{other}}", cuda=f"{{self}} {_op} {{other}}", aliases=(_np,))
+                numba=f"{{self}} {_op} {{other}}", cuda=f"{{self}} {_op} {{other}}", aliases=(_np,),
+                commutative=_name in ("eq", "ne"))
 
 for _name, _op, _c_op in (("and", "and", "&&"), ("or", "or", "||"), ("xor", "!=", "!=")):
     elementwise(f"aten::logical_{_name}", "Tensor self, Tensor other",

@@ -246,7 +246,8 @@ def elementwise(name: str, schema: str, ref: Callable, *, dtype_rule: Any = "sam
                 dtypes: Union[str, Sequence[str]] = "all", keep: Sequence[str] = (),
                 normalize: Optional[Callable] = None, scalar_out: Optional[str] = None,
                 precheck: Optional[Callable] = None,
-                fusible_if: Optional[Callable] = None, foldable: bool = True) -> OpDef:
+                fusible_if: Optional[Callable] = None, foldable: bool = True,
+                commutative: bool = False) -> OpDef:
     """Register an elementwise op (see the module docstring).
 
     ``dtypes``: accepted promoted input dtypes (a name in DTYPE_SETS or a tuple);
@@ -256,7 +257,9 @@ def elementwise(name: str, schema: str, ref: Callable, *, dtype_rule: Any = "sam
     raises on value-dependent errors PyTorch raises (int tensor ** negative Python int);
     ``fusible_if(attrs) -> None | reason`` refuses fusion for some constant attributes
     (dropout in training mode); ``foldable=False`` keeps constant propagation from evaluating
-    it at compile time (dropout: its result depends on the mode and the generator).
+    it at compile time (dropout: its result depends on the mode and the generator);
+    ``commutative``: the two operands may be swapped (a traced ``np.multiply(2.0, x)`` records
+    ``mul(%x, 2.)``, as PyTorch's ``Tensor.__rmul__`` does).
     """
     params = parse_schema(schema)
     operand_idx = [i for i, p in enumerate(params) if p.is_operand]
@@ -271,6 +274,6 @@ def elementwise(name: str, schema: str, ref: Callable, *, dtype_rule: Any = "sam
     op = OpDef(name, params, None, category="elementwise", python_name=python_name,
                aliases=tuple(aliases), dtype_rule=rule, templates=templates, ref=ref, infer=infer,
                kept=tuple(keep), normalize=normalize, scalar_out=scalar_out, precheck=precheck,
-               fusible_if=fusible_if, foldable=foldable)
+               fusible_if=fusible_if, foldable=foldable, commutative=commutative)
     op.impl = _impl_for(op, operand_idx, attr_idx)
     return register(op)

@@ -24,7 +24,7 @@ from ..ir.types import BOOL, FLOAT, INT, Type
 from . import registry
 from .registry import OpDef
 
-__all__ = ["COMMUTATIVE_OPS", "NUMPY_ARGUMENT_NAMES", "NUMPY_FUNCTIONS", "OPERATORS",
+__all__ = ["NUMPY_ARGUMENT_NAMES", "NUMPY_FUNCTIONS", "OPERATORS",
            "NumpyFunction", "PythonOperator", "Reflected", "find_op", "first_registered",
            "is_commutative", "is_registered", "numpy_function", "numpy_function_op",
            "operator_for_ast",
@@ -88,16 +88,10 @@ def first_registered(kinds: Sequence[str]) -> str:
     return kinds[0]
 
 
-# Ops whose operands may be swapped: ``np.multiply(2.0, x)`` on a traced ``x`` records
-# ``mul(%x, 2.)``, as PyTorch's ``Tensor.__rmul__`` does.  (This would be an ``OpDef`` field,
-# ``commutative``, were the registry to carry it.)
-COMMUTATIVE_OPS = frozenset({"aten::add", "aten::mul", "aten::maximum", "aten::minimum",
-                             "aten::eq", "aten::ne"})
-
-
 def is_commutative(op: OpDef) -> bool:
-    """Whether ``op``'s two operands may be swapped without changing its result."""
-    return op.name in COMMUTATIVE_OPS
+    """Whether ``op``'s two operands may be swapped without changing its result: a traced
+    ``np.multiply(2.0, x)`` records ``mul(%x, 2.)``, as PyTorch's ``Tensor.__rmul__`` does."""
+    return op.commutative
 
 
 # -- Python operators and builtins ------------------------------------------------------------

@@ -57,6 +57,7 @@ class OpDef:
     scalar_out: Optional[str] = None        # all-scalar (TorchScript) result dtype if not the rule's
     precheck: Optional[Callable] = None     # precheck(operands, attrs): value-dependent errors
     fusible_if: Optional[Callable] = None   # fusible_if(const attrs) -> None or why not (dropout)
+    commutative: bool = False               # its two operands may be swapped (np.multiply(2, x))
 
     @property
     def is_elementwise(self) -> bool:
