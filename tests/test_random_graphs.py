@@ -90,6 +90,9 @@ def programs(draw):
             b = draw(st.sampled_from(values))
             (vb, db) = env[b]
             out_dtype = promote(da, db, va.ndim == 0, vb.ndim == 0)
+            # PyTorch computes in the result dtype: a wider 0-d operand (float64 beside a
+            # float32 tensor) is rounded to it first (1e30 - float64(1e30) is 0 in float32).
+            va, vb = (np.asarray(v).astype(out_dtype).astype(np.float64) for v in (va, vb))
             with np.errstate(all="ignore"):
                 result = va + vb if kind == "aten::add" else BINARY[kind](va, vb)
             if out_dtype.startswith("int") and np.max(np.abs(result), initial=0) >= 2 ** 30:
