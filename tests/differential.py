@@ -72,6 +72,8 @@ ATTRS: Dict[str, List[Dict[str, Any]]] = {
     "aten::to": [{"dtype": DTYPE_TO_SCALAR_TYPE_ENUM[d]}
                  for d in ("float32", "int32", "bool", "float16", "uint8")],
     "aten::zeros_like": [{}, {"dtype": DTYPE_TO_SCALAR_TYPE_ENUM["float64"]}],
+    # ``other`` given as a dtype (a ScalarType int): a kernel casts to it (tensors: no kernel)
+    "aten::type_as": [{"other": DTYPE_TO_SCALAR_TYPE_ENUM["int8"]}],
     "aten::dropout": [{"p": 0.5, "train": False}],
 }
 
