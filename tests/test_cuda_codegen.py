@@ -41,7 +41,7 @@ needs_nvrtc = pytest.mark.skipif(bool(NO_NVRTC) and not IN_CI, reason=str(NO_NVR
 needs_nvcc = pytest.mark.skipif(bool(NO_NVCC) and not IN_CI, reason=str(NO_NVCC))
 
 MATRIX = [(d, "contiguous") for d in DTYPES] + \
-    [(d, l) for d in ("int32", "float32", "float16", "uint8") for l in LAYOUTS[1:]]
+    [(d, lay) for d in ("int32", "float32", "float16", "uint8") for lay in LAYOUTS[1:]]
 
 
 @pytest.fixture(scope="module", autouse=True)
