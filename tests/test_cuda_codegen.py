@@ -1,50 +1,47 @@
 """The CUDA backend without a GPU: every generated kernel compiles (NVRTC for sm_90 with an empty
 log, nvcc -Werror for sm_80 on a batch), and its exact source, run on the CPU through shim.h
-(``EmulatedCudaBackend``), matches the interpreter for every registry op x dtype x layout.
+(``EmulatedCudaBackend``), matches the interpreter for every registry op case x dtype x layout.
 
-To stay fast, one group holds every op that accepts the dtype at hand (one kernel per dtype x
-layout), all kernels are generated first, NVRTC-compiled one by one (~0.1 s each) and built into
-ONE shared library for the emulator (g++ costs ~0.5 s per library).
+The registry matrix goes through the differential harness (``differential.py``): one group
+holds every op case that accepts the dtype at hand (one kernel per dtype x layout); all kernels
+are generated first, NVRTC-compiled on two threads (~0.1 s each) while g++ builds ONE shared
+library for the emulator (g++ costs ~0.5 s per library).
+
+Running kernels needs g++; compiling them for a GPU needs NVRTC (the cuda13 extra: cupy and
+cuda-toolkit) or nvcc.  A user without one skips the tests that use it, the reason naming it;
+CI installs all of them, so there a missing compiler is a failure.
 """
-import os
 import shutil
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
 
-# NVRTC comes with the cuda13 extra (cupy + cuda-toolkit) and nvcc with the CUDA toolkit.  A user
-# without them skips, saying so; CI installs both, so there a missing compiler is a failure.
-_IN_CI = os.environ.get("CI") == "true"
-try:
-    from cupy.cuda import nvrtc as _nvrtc  # noqa: F401
-except Exception as _e:  # pragma: no cover - depends on the machine
-    if _IN_CI:
-        raise
-    pytest.skip(f"NVRTC unavailable ({_e}): pip install -e '.[cuda13]'", allow_module_level=True)
-needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None and not _IN_CI,
-                                reason="nvcc (the CUDA toolkit) is not on PATH")
-
 from torchlike import ops
 from torchlike.cuda_backend import codegen, layout
 from torchlike.cuda_backend.compiler import CudaCompileError, nvcc_compile, nvrtc_compile
-from torchlike.cuda_backend.emulate import EmulatedCudaBackend, build_many
+from torchlike.cuda_backend.emulate import EmulatedCudaBackend
 from torchlike.errors import IntegerDivisionByZeroError
 from torchlike.fuser import backend as fb
 from torchlike.fuser import config, executor
 from torchlike.fuser.backend import ArraySpec, analyze, signature_of
-from torchlike.interpreter import Interpreter
 from torchlike.ir.graph import Graph
-from torchlike.ir.types import TENSOR, type_of_python_value
-from torchlike.ops.elementwise_base import kept_operands
-from torchlike.ops.registry import REQUIRED
+from torchlike.ir.types import TENSOR
 
 from corpus_utils import CORPUS
+from differential import (DTYPES, IN_CI, LAYOUTS, Matrix, add_op, assert_same, backend_missing,
+                          build_emulated, const, emulated_backend, group_node, interpret,
+                          nvrtc_missing, op_cases, run_emulated, subgraph)
 
-DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64"]
-LAYOUTS = ["contiguous", "misaligned", "transposed", "sliced", "broadcast", "0-d", "empty"]
+NO_GXX = backend_missing("cuda-emulated")
+NO_NVRTC = nvrtc_missing()
+NO_NVCC = None if shutil.which("nvcc") else "needs nvcc (the CUDA toolkit) on PATH"
+needs_gxx = pytest.mark.skipif(bool(NO_GXX) and not IN_CI, reason=str(NO_GXX))
+needs_nvrtc = pytest.mark.skipif(bool(NO_NVRTC) and not IN_CI, reason=str(NO_NVRTC))
+needs_nvcc = pytest.mark.skipif(bool(NO_NVCC) and not IN_CI, reason=str(NO_NVCC))
+
 MATRIX = [(d, "contiguous") for d in DTYPES] + \
-    [(d, l) for d in ("int32", "float32", "float16", "uint8") for l in LAYOUTS[1:]]
+    [(d, lay) for d in ("int32", "float32", "float16", "uint8") for lay in LAYOUTS[1:]]
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -54,203 +51,91 @@ def _cache(tmp_path_factory):
     config.set_cache_dir(None)
 
 
-# -- groups and inputs ------------------------------------------------------------------------
-
-def const(sub, value):
-    return sub.insert_constant(value, type_of_python_value(value) if value is not None else None)
-
-
 def make_group(n_inputs, build):
     """A fusion subgraph over ``n_inputs`` tensor inputs; ``build(sub, params) -> outputs``."""
-    sub = Graph()
-    params = [sub.add_input(f"p{i}", TENSOR) for i in range(n_inputs)]
-    sub.set_outputs(build(sub, params))
-    return sub
-
-
-def add_op(sub, kind, inputs):
-    return sub.create(kind, inputs, [TENSOR]).output()
-
-
-def op_args(op, sub, x, y, z, c, dtype):
-    operands = iter([x, y, z])
-    args = []
-    for p in op.params:
-        if p.is_operand:
-            args.append(c if p.name in kept_operands(op) else next(operands))
-        elif p.default is not REQUIRED:
-            args.append(const(sub, p.default))
-        elif p.name == "dtype":
-            args.append(const(sub, 6))
-        else:
-            base = p.type.rstrip("?")
-            args.append(const(sub, {"int": 2, "float": 0.5, "bool": False}.get(
-                base, 0.5 if "float" in dtype else 2)))
-    return args
-
-
-FLOAT_SPECIALS = [0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3.0, 1e-3, 7.25, -0.75, np.inf, -np.inf,
-                  np.nan, 1e30, -3.5, 2.0]
-
-
-def values(dtype, n, seed, divisor=False):
-    rng = np.random.default_rng(seed)
-    if dtype == "bool":
-        return rng.integers(0, 2, n).astype(bool) | divisor
-    if dtype.startswith("float"):
-        v = np.array((FLOAT_SPECIALS * (n // len(FLOAT_SPECIALS) + 1))[:n])
-        rng.shuffle(v)
-        with np.errstate(over="ignore"):  # 1e30 is inf in float16
-            return v.astype(dtype)
-    info = np.iinfo(dtype)
-    if divisor:  # nonzero, -1 included (INT_MIN / -1 must not trap)
-        v = rng.choice([1, 2, 3] + ([-1, -2, -3] if info.min < 0 else [5]), n)
-    else:
-        v = rng.integers(max(info.min, -5), 6, n)
-        v[::7] = info.min  # wrap-around at the extremes
-        v[3::7] = info.max
-    return v.astype(dtype)
-
-
-def layout_inputs(dtype, layout):
-    """(x, y, z, c): x has the layout, y is a nonzero divisor, c a bool condition."""
-    def make(shape, seed, divisor=False):
-        return values(dtype, int(np.prod(shape)), seed, divisor).reshape(shape)
-    c = np.array([True, False, True, True, False, False, True] * 3)[:15].reshape(3, 5)
-    if layout == "contiguous":  # 15 elements: vector path plus a tail
-        return make((3, 5), 1), make((3, 5), 2, True), make((3, 5), 3), c
-    if layout == "misaligned":  # contiguous views one element past an aligned address
-        return (make((16,), 1)[1:], make((16,), 2, True)[1:], make((16,), 3)[1:],
-                np.ones(16, bool)[1:])
-    if layout == "transposed":
-        return make((5, 3), 1).T, make((3, 5), 2, True), make((5, 3), 3).T, c.T.copy().T
-    if layout == "sliced":
-        return make((6, 10), 1)[::2, 1::2], make((3, 10), 2, True)[:, ::2], make((3, 5), 3), c
-    if layout == "broadcast":
-        return (make((3, 1), 1), np.broadcast_to(make((5,), 2, True), (3, 5)), make((5,), 3),
-                c[:1])
-    if layout == "0-d":
-        return make((), 1), make((), 2, True), make((), 3), np.array(True)
-    if layout == "empty":
-        return make((0, 5), 1), make((0, 5), 2, True), make((1, 5), 3), c[:0]
-    raise ValueError(layout)
-
-
-def accepted_ops(dtype, args):
-    """Registry ops the interpreter runs on these inputs (others raise, as PyTorch does)."""
-    out = []
-    for op in ops.elementwise_ops():
-        sub = make_group(4, lambda s, p: [add_op(s, op.name, op_args(op, s, *p, dtype))])
-        try:
-            with np.errstate(all="ignore"):
-                Interpreter(sub).run_outputs(list(args))
-        except Exception:
-            continue
-        out.append(op)
-    return out
-
-
-def assert_same(got, expected, label=""):
-    assert len(got) == len(expected)
-    for k, (g, e) in enumerate(zip(got, expected)):
-        where = f"{label} output {k}"
-        g, e = np.asarray(g), np.asarray(e)
-        assert g.dtype == e.dtype and g.shape == e.shape, \
-            f"{where}: {g.dtype}{g.shape} vs {e.dtype}{e.shape}"
-        if e.dtype.kind in "biu":
-            np.testing.assert_array_equal(g, e, err_msg=where)
-            continue
-        g64, e64 = g.astype(np.float64), e.astype(np.float64)
-        np.testing.assert_array_equal(np.isnan(g64), np.isnan(e64), err_msg=where + " NaNs")
-        rtol = 2e-3 if e.dtype == np.float16 else 1e-5
-        np.testing.assert_allclose(g64, e64, rtol=rtol, atol=1e-6, err_msg=where)
-        zero = (e64 == 0) & (g64 == 0)
-        np.testing.assert_array_equal(np.signbit(g64[zero]), np.signbit(e64[zero]),
-                                      err_msg=where + " sign of zero")
-
-
-def raise_div(args):
-    raise IntegerDivisionByZeroError("integer division by zero")
-
-
-BACKEND = EmulatedCudaBackend()
-
-
-def run_kernel(be, sub, args, source=None, signature=None):
-    spec = analyze(sub, signature or signature_of(args))
-    assert be.check(spec) is None
-    source = source or be.generate(spec)
-    assert source.key == be.kernel_key(spec)
-    return be.compile(source).bind(spec, raise_div)(list(args))
+    return subgraph(group_node(n_inputs, build))
 
 
 # -- the matrix: generated once, compiled in batches ------------------------------------------
 
-class Case:
-    def __init__(self, dtype, layout):
-        self.dtype, self.layout = dtype, layout
-        self.args = layout_inputs(dtype, layout)
-        self.ops = accepted_ops(dtype, self.args)
-        self.sub = make_group(4, lambda s, p: [add_op(s, op.name, op_args(op, s, *p, dtype))
-                                               for op in self.ops])
-        self.spec = analyze(self.sub, signature_of(self.args))
-        self.source = BACKEND.generate(self.spec)
-
-
 @pytest.fixture(scope="module")
 def matrix():
     """Every case generated; NVRTC runs on two threads (it releases the GIL) while g++ builds
-    the one emulator library for all of them."""
-    cases = {(d, l): Case(d, l) for d, l in MATRIX}
-    nvrtc_compile('extern "C" __global__ void warm() {}')  # NVRTC loads its builtins once
+    the one emulator library for all of them.  ``matrix.nvrtc[key]``: (cubin, log) futures."""
+    m = Matrix("cuda-emulated", MATRIX)
+    sources = m.generate()
     with ThreadPoolExecutor(2) as pool:
-        for c in cases.values():
-            c.nvrtc = pool.submit(nvrtc_compile, c.source.source, "sm_90")
-        build_many([c.source for c in cases.values()])
-    return cases
+        m.nvrtc = {}
+        if not NO_NVRTC:
+            nvrtc_compile('extern "C" __global__ void warm() {}')  # NVRTC loads its builtins once
+            m.nvrtc = {k: pool.submit(nvrtc_compile, s.source, "sm_90") for k, s in sources.items()}
+        if not NO_GXX:
+            m.build()
+        yield m
 
 
+def expected_path(layout):
+    return "contig" if layout in ("contiguous", "misaligned", "0-d") else "strided"
+
+
+@needs_gxx
 @pytest.mark.parametrize("dtype,layout", MATRIX)
-def test_registry_op_matrix(matrix, dtype, layout):
-    """Every op accepting ``dtype``: NVRTC sm_90 compiles it without a warning, and the emulated
-    kernel matches the interpreter (ints/bools exactly, floats closely, NaN/inf/-0.0 equal)."""
-    case = matrix[(dtype, layout)]
-    assert case.ops
-    _, log = case.nvrtc.result()
+def test_registry_kernel_runs(matrix, dtype, layout):
+    """The emulated kernel of every op case accepting ``dtype`` runs, indexing as planned."""
+    case = matrix.check_case(dtype, layout)
+    assert case.source.info["path"] == expected_path(layout)
+
+
+@needs_nvrtc
+@pytest.mark.parametrize("dtype,layout", MATRIX)
+def test_registry_kernel_compiles_with_nvrtc(matrix, dtype, layout):
+    """NVRTC compiles the case's kernel for sm_90 without a warning."""
+    _, log = matrix.nvrtc[dtype, layout].result()
     assert log == "", log
-    path = case.source.info["path"]
-    assert path == ("contig" if layout in ("contiguous", "misaligned", "0-d") else "strided")
-    with np.errstate(all="ignore"):
-        expected = Interpreter(case.sub).run_outputs(list(case.args))
-    got = run_kernel(BACKEND, case.sub, case.args, case.source)
-    for op, g, e in zip(case.ops, got, expected):
-        assert_same([g], [e], f"{op.name} {dtype} {layout}")
+
+
+@needs_gxx
+@pytest.mark.parametrize("case", op_cases(), ids=lambda c: c.id)
+def test_op_matches_interpreter(matrix, case):
+    """The op case's outputs from the emulated kernels of every dtype x layout equal the
+    interpreter's (ints/bools exactly, floats closely, NaN/inf/-0.0 alike)."""
+    ran, failures = matrix.op_failures(case.id)
+    assert ran, f"{case.id}: no case of the matrix ran it"
+    assert not failures, "\n".join(failures[:12])
 
 
 @needs_nvcc
 def test_nvcc_sm80_batch(matrix):
     """nvcc with every warning an error, on several kernels in one translation unit."""
-    sample = [matrix[(d, l)].source.source for d, l in
+    sample = [matrix.case(k).source.source for k in
               [("float16", "contiguous"), ("int8", "contiguous"), ("float64", "contiguous"),
                ("float32", "broadcast"), ("uint8", "sliced"), ("bool", "contiguous")]]
     cubin = nvcc_compile("\n".join(sample), "sm_80")
     assert cubin[:4] == b"\x7fELF"
 
 
-def test_vector_path_and_alignment(matrix):
-    """Contiguous kernels get a 16-byte vector entry point; misaligned views use the scalar one."""
-    src = matrix[("float32", "contiguous")].source
+def test_vector_path_width(matrix):
+    """Contiguous kernels get a 16-byte vector entry point, as wide as their widest element."""
+    sub = make_group(2, lambda s, p: [add_op(s, "aten::sigmoid", [add_op(s, "aten::mul", p)])])
+    x = np.ones((3, 5), np.float32)
+    src = emulated_backend().generate(analyze(sub, signature_of([x, x])))
     assert src.info["entries"][1].endswith("_vec") and src.info["vector"] == 4
     assert "tl_vec<float32, 4>" in src.source and "tl_nvec * 4" in src.source
     for d in DTYPES:  # 16 bytes for the widest element of the kernel
-        case = matrix[(d, "contiguous")]
-        widest = max(layout.ITEMSIZE[v.dtype] for v in layout.plan(case.spec).writes)
+        case = matrix.case((d, "contiguous"))
+        spec = analyze(subgraph(case.node), signature_of(case.args))
+        widest = max(layout.ITEMSIZE[v.dtype] for v in layout.plan(spec).writes)
         assert case.source.info["vector"] == 16 // max(widest, np.dtype(d).itemsize)
-    # the same kernel serves the misaligned case: alignment is checked per launch
+
+
+@needs_gxx
+def test_vector_path_alignment():
+    """The same kernel serves a misaligned view: alignment is checked per launch, and the
+    misaligned view takes the scalar entry point."""
     a = np.arange(17, dtype=np.float32)
     sub = make_group(1, lambda s, p: [add_op(s, "aten::mul", [p[0], const(s, 3.0)])])
     for x in (a[:16], a[1:]):
-        got = run_kernel(BACKEND, sub, [x])
+        got = run_emulated(sub, [x])
         np.testing.assert_array_equal(got[0], x * np.float32(3))
 
 
@@ -274,6 +159,7 @@ def test_literals_are_exact():
         assert float(lit(v, "float64").strip("()")) == v
 
 
+@needs_gxx
 def test_constants_in_kernel():
     def build(s, p):
         a = add_op(s, "aten::mul", [p[0], const(s, 0.1)])
@@ -285,9 +171,10 @@ def test_constants_in_kernel():
     for dt in ("float32", "float64"):
         x = np.array([1.0, -0.0, np.nan, 3.0, -2.0, 0.0], dt)
         y = np.array([np.nan, 0.0, 1.0, np.inf, -0.0, -0.0], dt)
-        assert_same(run_kernel(BACKEND, sub, [x, y]), Interpreter(sub).run_outputs([x, y]), dt)
+        assert_same(run_emulated(sub, [x, y]), interpret(sub, [x, y]), dt)
 
 
+@needs_gxx
 def test_python_scalar_inputs():
     sub = Graph()
     x, s, k = sub.add_input("x", TENSOR), sub.add_input("s"), sub.add_input("k")
@@ -296,9 +183,11 @@ def test_python_scalar_inputs():
     sub.set_outputs([b])
     for args in ([np.arange(6, dtype=np.float32), 0.1, 3], [np.arange(6, dtype=np.int16), 7, -2],
                  [np.arange(6, dtype=np.int32), 2.5, True]):
-        assert_same(run_kernel(BACKEND, sub, args), Interpreter(sub).run_outputs(args))
+        assert_same(run_emulated(sub, args), interpret(sub, args))
 
 
+@needs_nvrtc
+@needs_gxx
 @pytest.mark.parametrize("dim", [0, 1])
 def test_chunks_index_their_input(dim):
     """prim::ConstantChunk becomes a pointer offset (LSTM-cell style gates)."""
@@ -316,11 +205,11 @@ def test_chunks_index_their_input(dim):
     gates = rng.standard_normal((8, 12) if dim == 0 else (3, 16)).astype(np.float32)
     cx = rng.standard_normal((2, 12) if dim == 0 else (3, 4)).astype(np.float32)
     spec = analyze(sub, signature_of([gates, cx]))
-    src = BACKEND.generate(spec)
+    src = emulated_backend().generate(spec)
     assert src.info["path"] == ("contig" if dim == 0 else "strided")
     assert nvrtc_compile(src.source)[1] == ""
-    assert_same(run_kernel(BACKEND, sub, [gates, cx], src),
-                Interpreter(sub).run_outputs([gates, cx]))
+    assert_same(run_emulated(sub, [gates, cx], src),
+                interpret(sub, [gates, cx]))
 
 
 # -- dtypes numpy lacks: bfloat16 as uint16 bit patterns ----------------------------------------
@@ -335,6 +224,8 @@ def bf16_value(bits):
     return (np.asarray(bits, np.uint32) << 16).view(np.float32)
 
 
+@needs_nvrtc
+@needs_gxx
 def test_bfloat16():
     def build(s, p):
         a = add_op(s, "aten::mul", [p[0], p[1]])
@@ -347,11 +238,11 @@ def test_bfloat16():
     y = bf16_bits(np.array([2.0, 0.5, 1.0, -0.7, 1.0, 5.0, 0.01, np.nan, -1.0], np.float32))
     sig = tuple(ArraySpec("bfloat16", (9,), (2,), "C", True, "numpy") for _ in range(2))
     spec = analyze(sub, sig)
-    src = BACKEND.generate(spec)
+    src = emulated_backend().generate(spec)
     assert "__nv_bfloat16" in src.source and src.info["vector"] == 4
     assert nvrtc_compile(src.source)[1] == ""
-    got = run_kernel(BACKEND, sub, [x, y], src, sig)
-    ref = Interpreter(sub).run_outputs([bf16_value(x), bf16_value(y)])
+    got = run_emulated(sub, [x, y], src, signature=sig)
+    ref = interpret(sub, [bf16_value(x), bf16_value(y)])
     for k in range(3):  # bfloat16 outputs (uint16 bits): the reference rounded once
         assert got[k].dtype == np.uint16
         np.testing.assert_allclose(bf16_value(got[k]), bf16_value(bf16_bits(ref[k])),
@@ -362,33 +253,34 @@ def test_bfloat16():
 
 # -- errors, index width, argument limits ---------------------------------------------------------
 
+@needs_gxx
 def test_integer_division_by_zero_sets_the_flag():
     sub = make_group(2, lambda s, p: [add_op(s, "aten::floor_divide", [p[0], p[1]]),
                                       add_op(s, "aten::remainder", [p[0], p[1]])])
     x = np.arange(-6, 6, dtype=np.int32)
     ok = np.array([3, -1, 2] * 4, np.int32)
-    src = BACKEND.generate(analyze(sub, signature_of([x, ok])))
+    src = emulated_backend().generate(analyze(sub, signature_of([x, ok])))
     assert "int* __restrict__ err" in src.source and "atomicExch(err, 1)" in src.source
-    assert_same(run_kernel(BACKEND, sub, [x, ok]), Interpreter(sub).run_outputs([x, ok]))
+    assert_same(run_emulated(sub, [x, ok]), interpret(sub, [x, ok]))
     with pytest.raises(IntegerDivisionByZeroError):
-        run_kernel(BACKEND, sub, [x, np.where(x == 4, 0, ok).astype(np.int32)])
+        run_emulated(sub, [x, np.where(x == 4, 0, ok).astype(np.int32)])
 
 
+@needs_gxx
 def test_executor_runs_emulated_kernels_strictly(emulated_as_cuda):
     """Wired as the fuser's "cuda" backend (numpy arrays, strict mode): the executor compiles
     and runs the kernel, and a zero divisor raises IntegerDivisionByZeroError naming the node."""
-    if True:
-        outer = Graph()
-        a, b = outer.add_input("a", TENSOR), outer.add_input("b", TENSOR)
-        sub = make_group(2, lambda s, p: [add_op(s, "aten::div", [p[0], p[1], const(s, "floor")])])
-        node = outer.create("prim::FusionGroup", [a, b], [TENSOR], {"Subgraph": sub})
-        outer.set_outputs(node.outputs)
-        x = np.arange(12, dtype=np.int64).reshape(3, 4).T
-        y = np.array([2, -3, 5], np.int64)
-        got = executor.run_fusion_group(node, np, [x, y])
-        np.testing.assert_array_equal(got[0], x // y)
-        with pytest.raises(IntegerDivisionByZeroError, match="division by zero"):
-            executor.run_fusion_group(node, np, [x, np.array([2, 0, 5], np.int64)])
+    outer = Graph()
+    a, b = outer.add_input("a", TENSOR), outer.add_input("b", TENSOR)
+    sub = make_group(2, lambda s, p: [add_op(s, "aten::div", [p[0], p[1], const(s, "floor")])])
+    node = outer.create("prim::FusionGroup", [a, b], [TENSOR], {"Subgraph": sub})
+    outer.set_outputs(node.outputs)
+    x = np.arange(12, dtype=np.int64).reshape(3, 4).T
+    y = np.array([2, -3, 5], np.int64)
+    got = executor.run_fusion_group(node, np, [x, y])
+    np.testing.assert_array_equal(got[0], x // y)
+    with pytest.raises(IntegerDivisionByZeroError, match="division by zero"):
+        executor.run_fusion_group(node, np, [x, np.array([2, 0, 5], np.int64)])
 
 
 @pytest.fixture
@@ -409,6 +301,8 @@ def emulated_as_cuda():
     executor.clear_caches()
 
 
+@needs_nvrtc
+@needs_gxx
 def test_corpus_through_emulated_kernels(emulated_as_cuda):
     """PyTorch's corpus graphs, fused, as CUDA kernels: ``codegen(..., backend="cuda")`` gives
     their sources (all compile with NVRTC, warning-free), and running them in strict mode
@@ -430,7 +324,7 @@ def test_corpus_through_emulated_kernels(emulated_as_cuda):
                 continue
             runs.append((case, label, graph, args, expected, None))
     assert len(sources) >= 20
-    build_many(sources)
+    build_emulated(sources)
     for s in {s.source for s in sources}:
         assert nvrtc_compile(s)[1] == ""
     compiled = 0
@@ -446,6 +340,7 @@ def test_corpus_through_emulated_kernels(emulated_as_cuda):
     assert compiled >= len(runs) * 3 // 4
 
 
+@needs_nvrtc
 def test_64bit_indexing_choice():
     sub = make_group(2, lambda s, p: [add_op(s, "aten::add", [p[0], p[1], const(s, 1)])])
 
@@ -456,13 +351,15 @@ def test_64bit_indexing_choice():
     far = analyze(sub, sig((2, 3), (4, 2 ** 33)))                      # offsets > 2**31
     assert layout.plan(small).index_bits == 32
     assert layout.plan(big).index_bits == 64 and layout.plan(far).index_bits == 64
-    assert BACKEND.kernel_key(small) != BACKEND.kernel_key(big)
-    assert BACKEND.kernel_key(big) == BACKEND.kernel_key(far)  # sizes alone never recompile
-    src = BACKEND.generate(big)
+    be = emulated_backend()
+    assert be.kernel_key(small) != be.kernel_key(big)
+    assert be.kernel_key(big) == be.kernel_key(far)  # sizes alone never recompile
+    src = be.generate(big)
     assert "unsigned long long i" in src.source and "long long st" in src.source
     assert nvrtc_compile(src.source)[1] == ""
 
 
+@needs_gxx
 def test_64bit_variant_runs(monkeypatch):
     """The 64-bit variant's code, run on small arrays by lowering the threshold."""
     monkeypatch.setattr(layout, "INT32_MAX", 7)
@@ -470,11 +367,13 @@ def test_64bit_variant_runs(monkeypatch):
     x = np.arange(30, dtype=np.float64).reshape(5, 6)[:, ::2]
     y = np.arange(3, dtype=np.float64)
     spec = analyze(sub, signature_of([x, y]))
-    src = BACKEND.generate(spec)
+    src = emulated_backend().generate(spec)
     assert src.info["index_bits"] == 64
-    np.testing.assert_array_equal(run_kernel(BACKEND, sub, [x, y], src)[0], x * y)
+    np.testing.assert_array_equal(run_emulated(sub, [x, y], src)[0], x * y)
 
 
+@needs_nvrtc
+@needs_gxx
 def test_argument_limit_uses_a_pointer_table():
     """A group whose parameters would pass 4 KB reads them from one device table instead."""
     n_in = 130
@@ -491,17 +390,17 @@ def test_argument_limit_uses_a_pointer_table():
     spec = analyze(sub, signature_of(args))
     p = layout.plan(spec)
     assert p.table and 8 * p.param_count() > layout.MAX_PARAM_BYTES
-    src = BACKEND.generate(spec)
+    src = emulated_backend().generate(spec)
     assert "const long long* __restrict__ tl_table" in src.source
     assert nvrtc_compile(src.source)[1] == ""
-    assert_same(run_kernel(BACKEND, sub, args, src), Interpreter(sub).run_outputs(args))
+    assert_same(run_emulated(sub, args, src), interpret(sub, args))
     # forced on a small group too (scalars and err travel correctly)
     small = EmulatedCudaBackend(max_param_bytes=16)
     sub2 = make_group(2, lambda s, p: [add_op(s, "aten::remainder", [p[0], p[1]])])
     x, y = np.arange(-6, 6, dtype=np.int16).reshape(3, 4).T, np.array([3, -2, 5], np.int16)
-    assert_same(run_kernel(small, sub2, [x, y]), Interpreter(sub2).run_outputs([x, y]))
+    assert_same(run_emulated(sub2, [x, y], backend=small), interpret(sub2, [x, y]))
     with pytest.raises(IntegerDivisionByZeroError):
-        run_kernel(small, sub2, [x, np.array([3, 0, 5], np.int16)])
+        run_emulated(sub2, [x, np.array([3, 0, 5], np.int16)], backend=small)
 
 
 def test_every_elementwise_op_has_its_cuda_template():
@@ -518,6 +417,7 @@ def test_every_elementwise_op_has_its_cuda_template():
             assert text and "np." not in text and "{T}" not in text, (op.name, dt, text)
 
 
+@needs_nvrtc
 def test_real_cuda_backend_generates_without_a_gpu():
     """``codegen(..., backend="cuda")`` is the real CuPy backend's CUDA C, from numpy inputs, on
     any machine; without a GPU, running with backend "cuda" falls back (counted) or, strictly,
@@ -561,6 +461,8 @@ def test_real_cuda_backend_generates_without_a_gpu():
         executor.clear_caches()
 
 
+@needs_nvrtc
+@needs_nvcc
 def test_compile_errors_are_typed():
     with pytest.raises(CudaCompileError, match="NVRTC") as e:
         nvrtc_compile('extern "C" __global__ void k() { undefined_thing(); }')

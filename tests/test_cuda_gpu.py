@@ -17,7 +17,7 @@ from corpus_utils import CASES, assert_matches, flatten_outputs, graph_files, gr
 
 _ok, _why = CudaBackend().available()
 pytestmark = [pytest.mark.cuda,
-              pytest.mark.skipif(not _ok, reason="no CUDA GPU present")]
+              pytest.mark.skipif(not _ok, reason=f"no CUDA GPU present ({_why})")]
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -500,8 +500,7 @@ def _check_against_torch(graph):
     return ours
 
 
-def test_torch_scripted_graph_with_blocks_and_strings():
-    torch = pytest.importorskip("torch")
+def test_torch_scripted_graph_with_blocks_and_strings(torch):
     ours = _check_against_torch(torch.jit.script(_scripted_control).graph)
     loop = next(n for n in ours.nodes if n.kind == "prim::Loop")
     assert loop.blocks[0].nodes[-1].kind == "prim::If"
@@ -510,8 +509,7 @@ def test_torch_scripted_graph_with_blocks_and_strings():
     assert any(n.kind == "prim::Print" and not n.outputs for n in ours.nodes)
 
 
-def test_torch_traced_graphs_with_tensor_constants():
-    torch = pytest.importorskip("torch")
+def test_torch_traced_graphs_with_tensor_constants(torch):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         traced = torch.jit.trace(_traced_constants, torch.ones(3, dtype=torch.int64))
@@ -526,8 +524,7 @@ def test_torch_traced_graphs_with_tensor_constants():
     _check_against_torch(torch.jit.trace(_traced_pointwise, (x, y)).graph)
 
 
-def test_torch_constant_propagated_tuple_constant():
-    torch = pytest.importorskip("torch")
+def test_torch_constant_propagated_tuple_constant(torch):
     if not hasattr(torch._C, "_jit_pass_constant_propagation"):
         pytest.skip("this torch has no constant propagation pass")
     graph = torch.jit.script(_constant_tuple).graph

@@ -12,6 +12,7 @@ from torchlike.errors import IntegerDivisionByZeroError, TorchlikeError
 from torchlike.interpreter import Interpreter
 from torchlike.ir import (BOOL, FLOAT, INT, NONE, Graph, TensorType, TupleType, clone_graph,
                           type_of_python_value)
+from torchlike.ir.parser import parse_graph
 from torchlike.ir.verify import IRVerificationError, verify
 from torchlike.passes import (eliminate_common_subexpressions, eliminate_dead_code, infer_types,
                               join, propagate_constants, run_default_passes)
@@ -51,7 +52,6 @@ def _corpus_graphs():
 
 @pytest.mark.parametrize("case,which", list(_corpus_graphs()))
 def test_verify_accepts_every_corpus_graph(case, which):
-    parse_graph = pytest.importorskip("torchlike.ir.parser").parse_graph
     verify(parse_graph(graph_text(case, which)))
 
 
@@ -565,7 +565,6 @@ def _flat(x):
 @pytest.mark.parametrize("case,which", [(c, w) for c in CASES for w in graph_files(c)
                                         if not c.startswith("large")])
 def test_default_passes_preserve_corpus_results(case, which):
-    parse_graph = pytest.importorskip("torchlike.ir.parser").parse_graph
     original = parse_graph(graph_text(case, which))
     for label, args, expected in input_sets(case):
         g = clone_graph(original)

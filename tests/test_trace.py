@@ -493,9 +493,8 @@ def test_eager_shape_ops_and_reductions():
     assert tl.sum(x, dtype=np.float64).dtype == np.float64
 
 
-def test_eager_where_and_more_against_torch():
+def test_eager_where_and_more_against_torch(torch):
     needs("aten::where", "aten::sigmoid", "aten::clamp")
-    torch = pytest.importorskip("torch")
     x, y = randn(4, 5), randn(4, 5)
     c = x > 0
     np.testing.assert_array_equal(tl.where(c, x, y), torch.where(torch.from_numpy(c),
