@@ -10,17 +10,27 @@ the reference instead.  The op is removed from the registry afterwards.
 """
 import numpy as np
 import pytest
+from differential import (
+    BACKENDS,
+    DTYPES,
+    Matrix,
+    OpCase,
+    assert_same,
+    backend_missing,
+    fuser_settings,
+    nvrtc_missing,
+    op_cases,
+    registry_ops,
+    require,
+    subgraph,
+)
+from differential_reference import reference_failures
 
 from torchlike import functional, jit
 from torchlike.fuser import config
 from torchlike.fuser.stats import reset_stats, stats
-from torchlike.ops import elementwise_base, registry
+from torchlike.ops import registry
 from torchlike.ops.elementwise_base import compute_dtype_of, elementwise
-
-from differential import (BACKENDS, DTYPES, Matrix, OpCase, assert_same, backend_missing,
-                          fuser_settings, nvrtc_missing, op_cases, registry_ops, require,
-                          subgraph)
-from differential_reference import reference_failures
 
 NAME = "test::cube_plus"
 KEYS = [(d, "contiguous") for d in DTYPES] + [
@@ -38,8 +48,7 @@ def cube_plus(tmp_path_factory):
     try:
         yield op
     finally:
-        registry.REGISTRY.pop(NAME, None)
-        elementwise_base._BY_NAME.pop(NAME, None)
+        registry.unregister(NAME)
         functional.__dict__.pop("cube_plus", None)  # the namespace caches functions it made
         config.set_cache_dir(None)
     assert NAME not in [o.name for o in registry_ops()]

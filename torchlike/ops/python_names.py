@@ -33,7 +33,7 @@ __all__ = ["NUMPY_ARGUMENT_NAMES", "NUMPY_FUNCTIONS", "OPERATORS",
 
 # -- ops by Python name -----------------------------------------------------------------------
 _INDEX: Dict[str, OpDef] = {}
-_INDEXED_COUNT = -1
+_INDEXED_VERSION = -1
 
 
 def ops_by_python_name() -> Mapping[str, OpDef]:
@@ -42,8 +42,8 @@ def ops_by_python_name() -> Mapping[str, OpDef]:
     Rebuilt whenever the registry has grown, since ops may register after this module is
     imported.  An op's own ``python_name`` always wins over another op's alias of the same
     spelling, and among aliases the first registered op wins."""
-    global _INDEXED_COUNT
-    if _INDEXED_COUNT != len(registry.REGISTRY):
+    global _INDEXED_VERSION
+    if _INDEXED_VERSION != registry.version:
         index: Dict[str, OpDef] = {}
         ops = list(registry.REGISTRY.values())
         for op in ops:  # python_names first: an alias never hides another op's own name
@@ -55,7 +55,7 @@ def ops_by_python_name() -> Mapping[str, OpDef]:
                     index.setdefault(alias, op)
         _INDEX.clear()
         _INDEX.update(index)
-        _INDEXED_COUNT = len(registry.REGISTRY)
+        _INDEXED_VERSION = registry.version
     return _INDEX
 
 

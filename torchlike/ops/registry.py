@@ -89,6 +89,9 @@ class OpDef:
 
 
 REGISTRY: Dict[str, OpDef] = {}
+# Bumped by every register/unregister: indexes derived from the registry (ops by Python name)
+# rebuild when it changes.
+version = 0
 
 _PARAM = re.compile(r"^\s*(?P<type>[\w\[\]?]+)\s+(?P<name>\w+)\s*(=\s*(?P<default>.+?))?\s*$")
 
@@ -132,10 +135,19 @@ def parse_schema(schema: str) -> Tuple[Param, ...]:
 
 
 def register(op: OpDef) -> OpDef:
+    global version
     if op.name in REGISTRY:
         raise ValueError(f"op {op.name} registered twice")
     REGISTRY[op.name] = op
+    version += 1
     return op
+
+
+def unregister(name: str) -> None:
+    """Remove the op called ``name`` (tests that register a temporary op); unknown: no error."""
+    global version
+    if REGISTRY.pop(name, None) is not None:
+        version += 1
 
 
 def defop(name: str, schema: str, impl: Callable, **kwargs) -> OpDef:
