@@ -17,12 +17,11 @@ import itertools
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
+from differential import DTYPES, OpCase, compare, special_values, value_grid
 
 from torchlike.errors import TorchlikeError
 from torchlike.ops.elementwise_base import kept_operands
 from torchlike.ops.registry import OpDef
-
-from differential import DTYPES, OpCase, compare, special_values, value_grid
 
 Reference = Callable[[OpDef, List[Any]], Any]
 # quirk(args) -> bool mask of elements where the reference is known to be wrong (float32/16 only)

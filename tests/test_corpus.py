@@ -4,12 +4,10 @@ Every graph parses, prints back byte for byte, and the interpreter reproduces Py
 for every input set (a traced graph only for the input set it was traced on where control flow
 was baked in)."""
 import pytest
+from corpus_utils import CASES, assert_matches, flatten_outputs, graph_files, graph_text, input_sets
 
-import torchlike
 from torchlike.interpreter import run
 from torchlike.ir import parse_graph
-
-from corpus_utils import CASES, assert_matches, flatten_outputs, graph_files, graph_text, input_sets
 
 CASE_GRAPHS = [(c, w) for c in CASES for w in graph_files(c)]
 # Traced graphs bake in the branch their example took (corpus README).

@@ -16,6 +16,25 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
+from corpus_utils import CORPUS
+from differential import (
+    DTYPES,
+    IN_CI,
+    LAYOUTS,
+    Matrix,
+    add_op,
+    assert_same,
+    backend_missing,
+    build_emulated,
+    const,
+    emulated_backend,
+    group_node,
+    interpret,
+    nvrtc_missing,
+    op_cases,
+    run_emulated,
+    subgraph,
+)
 
 from torchlike import ops
 from torchlike.cuda_backend import codegen, layout
@@ -27,11 +46,6 @@ from torchlike.fuser import config, executor
 from torchlike.fuser.backend import ArraySpec, analyze, signature_of
 from torchlike.ir.graph import Graph
 from torchlike.ir.types import TENSOR
-
-from corpus_utils import CORPUS
-from differential import (DTYPES, IN_CI, LAYOUTS, Matrix, add_op, assert_same, backend_missing,
-                          build_emulated, const, emulated_backend, group_node, interpret,
-                          nvrtc_missing, op_cases, run_emulated, subgraph)
 
 NO_GXX = backend_missing("cuda-emulated")
 NO_NVRTC = nvrtc_missing()
@@ -308,6 +322,7 @@ def test_corpus_through_emulated_kernels(emulated_as_cuda):
     their sources (all compile with NVRTC, warning-free), and running them in strict mode
     reproduces PyTorch's outputs."""
     from corpus_utils import CASES, assert_matches, flatten_outputs, graph_text, input_sets
+
     from torchlike import jit
     from torchlike.fuser.stats import reset_stats, stats
     from torchlike.ir import parse_graph

@@ -3,6 +3,7 @@ mode against PyTorch's answers, and the registry's ops against the interpreter. 
 the reason "no CUDA GPU present", where cupy or a device is missing."""
 import numpy as np
 import pytest
+from corpus_utils import CASES, assert_matches, flatten_outputs, graph_files, graph_text, input_sets
 
 from torchlike import jit
 from torchlike.cuda_backend.runtime import CudaBackend, register_cuda_backends
@@ -12,8 +13,6 @@ from torchlike.fuser import config, executor
 from torchlike.fuser.stats import reset_stats, stats
 from torchlike.interpreter import Interpreter
 from torchlike.ir import parse_graph
-
-from corpus_utils import CASES, assert_matches, flatten_outputs, graph_files, graph_text, input_sets
 
 _ok, _why = CudaBackend().available()
 pytestmark = [pytest.mark.cuda,
@@ -80,6 +79,7 @@ def test_registry_ops_on_gpu():
     """The CPU emulator's matrix (tests/test_cuda_codegen.py), run on the GPU."""
     import cupy
     from test_cuda_codegen import MATRIX, Case, assert_same
+
     from torchlike.ir.graph import Graph
     from torchlike.ir.types import TENSOR
     for dtype, layout in MATRIX:
@@ -97,6 +97,7 @@ def test_registry_ops_on_gpu():
 
 def test_integer_division_by_zero_on_gpu():
     import cupy
+
     from torchlike.ir.graph import Graph
     from torchlike.ir.types import TENSOR
     outer = Graph()

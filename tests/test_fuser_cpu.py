@@ -10,15 +10,24 @@ covered here with no change to this file.
 """
 import numpy as np
 import pytest
+from differential import (
+    DTYPES,
+    Matrix,
+    add_op,
+    assert_same,
+    const,
+    group_node,
+    interpret,
+    op_cases,
+    run,
+    run_cpu,
+)
 
 from torchlike.errors import FusionError, IntegerDivisionByZeroError
 from torchlike.fuser import config, executor
 from torchlike.fuser.backend import get_backend_impl
 from torchlike.fuser.stats import reset_stats, stats
 from torchlike.ir.types import TENSOR
-
-from differential import (DTYPES, Matrix, add_op, assert_same, const, group_node, interpret,
-                          op_cases, run, run_cpu)
 
 try:
     import hypothesis

@@ -2,8 +2,19 @@
 import numpy as np
 
 from torchlike.interpreter import run
-from torchlike.ir import (BOOL, FLOAT, INT, ClassType, Graph, ListType, OptionalType, TensorType,
-                          TupleType, clone_graph, tensor_type_of)
+from torchlike.ir import (
+    BOOL,
+    FLOAT,
+    INT,
+    ClassType,
+    Graph,
+    ListType,
+    OptionalType,
+    TensorType,
+    TupleType,
+    clone_graph,
+    tensor_type_of,
+)
 from torchlike.ir.printer import format_attr_value, format_float
 
 
@@ -69,7 +80,7 @@ def test_blocks_print_with_params_and_returns():
     true = g.insert_constant(True, BOOL)
     loop = g.create("prim::Loop", [n, true, x], [TensorType()], names=["y"])
     body = loop.add_block()
-    i = body.add_param("i", INT)
+    body.add_param("i", INT)
     xi = body.add_param("x.1")
     two = g.insert_constant(2.0)
     sq = g.create("aten::mul", [xi, two], block=body).output()

@@ -5,9 +5,9 @@ import zipfile
 
 import numpy as np
 import pytest
+from corpus_utils import CASES, graph_files, graph_text, input_sets
 
 import torchlike
-from corpus_utils import CASES, graph_files, graph_text, input_sets
 from torchlike import jit
 from torchlike.ir import BOOL, INT, Graph, TensorType, TupleType
 from torchlike.ir.parser import parse_graph

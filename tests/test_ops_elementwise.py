@@ -18,6 +18,21 @@ import math
 
 import numpy as np
 import pytest
+from differential import (
+    BACKENDS,
+    DTYPES,
+    add_op,
+    assert_same,
+    backend_missing,
+    compare,
+    const,
+    group_node,
+    interpret,
+    op_cases,
+    require,
+    run,
+)
+from differential_reference import NoReference, reference_failures
 
 import torchlike  # noqa: F401  (registers the ops)
 from torchlike.errors import ExecutionError, IntegerDivisionByZeroError, TorchlikeError
@@ -25,10 +40,6 @@ from torchlike.ir.types import SCALAR_TYPE_ENUM
 from torchlike.ops import get
 from torchlike.ops.dtypes import operand_info, result_type
 from torchlike.ops.elementwise_base import pick_template
-
-from differential import (BACKENDS, DTYPES, add_op, assert_same, backend_missing, compare,
-                          const, group_node, interpret, op_cases, require, run)
-from differential_reference import NoReference, reference_failures
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
@@ -189,8 +200,8 @@ def test_integer_division_by_zero(name, extra):
 
 
 def test_interpreter_names_the_node_for_division_by_zero():
-    from torchlike.ir import parse_graph
     from torchlike.interpreter import run
+    from torchlike.ir import parse_graph
     g = parse_graph("graph(%a : Long(2), %b : Long(2)):\n"
                     "  %2 : Long(2) = aten::floor_divide(%a, %b)\n  return (%2)\n")
     with pytest.raises(IntegerDivisionByZeroError, match="floor_divide"):

@@ -12,8 +12,16 @@ import pytest
 from torchlike.errors import ExecutionError, UnsupportedOpError
 from torchlike.interpreter import Interpreter
 from torchlike.ir.graph import Graph
-from torchlike.ir.types import (ANY, FUNCTION, INT, TENSOR, ListType, TensorType, TupleType,
-                                tensor_type_of)
+from torchlike.ir.types import (
+    ANY,
+    FUNCTION,
+    INT,
+    TENSOR,
+    ListType,
+    TensorType,
+    TupleType,
+    tensor_type_of,
+)
 from torchlike.ops import registry
 from torchlike.ops.functions import lookup_function, register_function, unregister_function
 
@@ -112,7 +120,7 @@ def check(kind, torch_fn, *args, n_out=1, attrs=None):
 
 
 def both_fail(kind, torch_fn, *args, n_out=1):
-    with pytest.raises(Exception):
+    with pytest.raises(Exception):  # noqa: B017 - any error torch raises; ours is checked below
         torch_fn(*[to_torch(a) for a in args])
     g, node, feeds = build(kind, args, n_out)
     with pytest.raises(ExecutionError, match=kind):

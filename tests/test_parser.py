@@ -4,13 +4,26 @@ import warnings
 
 import numpy as np
 import pytest
+from corpus_utils import CASES, CORPUS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from corpus_utils import CASES, CORPUS
 from torchlike.errors import TorchlikeError
-from torchlike.ir import (BOOL, FLOAT, INT, NONE, STR, ClassType, Graph, ListType, OptionalType,
-                          ParseError, TensorType, TupleType, parse_graph)
+from torchlike.ir import (
+    BOOL,
+    FLOAT,
+    INT,
+    NONE,
+    STR,
+    ClassType,
+    Graph,
+    ListType,
+    OptionalType,
+    ParseError,
+    TensorType,
+    TupleType,
+    parse_graph,
+)
 from torchlike.ir.parser import UnknownTensorValue
 from torchlike.ir.types import ANY, DEVICE, FUNCTION, NUMBER
 

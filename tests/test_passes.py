@@ -5,17 +5,33 @@ where it computes, against the interpreter run on the original graph.
 """
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
-
 from corpus_utils import CASES, graph_files, graph_text, input_sets
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from torchlike.errors import IntegerDivisionByZeroError, TorchlikeError
 from torchlike.interpreter import Interpreter
-from torchlike.ir import (BOOL, FLOAT, INT, NONE, Graph, TensorType, TupleType, clone_graph,
-                          type_of_python_value)
+from torchlike.ir import (
+    BOOL,
+    FLOAT,
+    INT,
+    NONE,
+    Graph,
+    TensorType,
+    TupleType,
+    clone_graph,
+    type_of_python_value,
+)
 from torchlike.ir.parser import parse_graph
 from torchlike.ir.verify import IRVerificationError, verify
-from torchlike.passes import (eliminate_common_subexpressions, eliminate_dead_code, infer_types,
-                              join, propagate_constants, run_default_passes)
+from torchlike.passes import (
+    eliminate_common_subexpressions,
+    eliminate_dead_code,
+    infer_types,
+    join,
+    propagate_constants,
+    run_default_passes,
+)
 
 F23 = TensorType("float32", (2, 3))
 
@@ -566,7 +582,7 @@ def _flat(x):
                                         if not c.startswith("large")])
 def test_default_passes_preserve_corpus_results(case, which):
     original = parse_graph(graph_text(case, which))
-    for label, args, expected in input_sets(case):
+    for _label, args, _expected in input_sets(case):
         g = clone_graph(original)
         run_default_passes(g, [type_of_python_value(a) for a in args], check=True)
         want = list(_flat(run(original, *args)))

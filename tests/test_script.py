@@ -4,11 +4,12 @@ Every graph is run with the reference interpreter and compared with the Python f
 eagerly on numpy arrays, or with PyTorch's own answers from the corpus."""
 import inspect
 import linecache
-from collections import Counter
 import math
+from collections import Counter
 
 import numpy as np
 import pytest
+from corpus_utils import CASES, assert_matches, flatten_outputs, graph_text, input_sets, meta
 from numpy import maximum as np_maximum
 
 import torchlike
@@ -20,9 +21,6 @@ from torchlike.interpreter import run
 from torchlike.ir import parse_graph
 from torchlike.ir.types import INT, TENSOR
 from torchlike.ir.verify import verify
-
-from corpus_utils import (CASES, assert_matches, flatten_outputs, graph_text, input_sets,
-                          meta)
 
 RNG = np.random.default_rng(0)
 
@@ -526,7 +524,7 @@ def uses_comprehension(xs):
 
 
 def uses_with(x):
-    with open("f") as f:
+    with open("f") as f:  # noqa: F841 - scripting this must fail on the `with`
         x = x + 1.0
     return x
 
@@ -573,7 +571,7 @@ def lambda_inside(x):
 
 def type_changes_in_loop(x, n: int):
     acc = 0
-    for i in range(n):
+    for i in range(n):  # noqa: B007 - the scripted loop's own variable
         acc = acc + 0.5
     return x * acc
 

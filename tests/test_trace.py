@@ -12,14 +12,13 @@ import time
 
 import numpy as np
 import pytest
+from corpus_utils import graph_text, input_sets, meta
 
 import torchlike as tl
 from torchlike.errors import UnsupportedOpError
 from torchlike.frontend import TracerWarning, trace_graph
 from torchlike.interpreter import run
 from torchlike.ops import registry
-
-from corpus_utils import graph_text, input_sets, meta
 
 F23 = "Float(2, 3, strides=[3, 1], requires_grad=0, device=cpu)"
 RNG = np.random.default_rng(0)

@@ -51,8 +51,8 @@ from ..ir.types import ANY, BOOL, FLOAT, INT, NUMBER, TensorType
 from ..ops import registry
 from ..ops.dtypes import ALL_DTYPES
 from ..ops.elementwise_base import normalize_args
-from . import config
 from ..ops.registry import OpDef
+from . import config
 
 FUSION_GROUP = "prim::FusionGroup"
 CONSTANT_CHUNK = "prim::ConstantChunk"
