@@ -4,8 +4,8 @@ the reason "no CUDA GPU present", where cupy or a device is missing."""
 import numpy as np
 import pytest
 
-from torchlike import jit
-from torchlike.cuda_backend.runtime import CudaBackend, register_cuda_backends
+from torchlike import backends, jit
+from torchlike.cuda_backend.runtime import CudaBackend
 from torchlike.errors import IntegerDivisionByZeroError
 from torchlike.fuser import backend as fb
 from torchlike.fuser import config, executor
@@ -23,7 +23,7 @@ pytestmark = [pytest.mark.cuda,
 @pytest.fixture(scope="module", autouse=True)
 def _cuda_backend(tmp_path_factory):
     saved = {k: fb.BACKENDS.get(k) for k in ("cuda", "cuda-emulated")}
-    register_cuda_backends()
+    backends.install({k: backends.BACKENDS[k] for k in saved})
     config.set_cache_dir(tmp_path_factory.mktemp("kernels"))
     config.set_backend("cuda")
     config.set_strict(True)

@@ -13,13 +13,14 @@ from typing import Optional, Tuple
 
 # Numba's OpenMP pool spins while idle by default; on a busy machine with few cores the spinning
 # threads compete with the caller and everything else (measured on 2 loaded cores: 8.0 ms for a
-# 4M-element parallel multiply, 0.5 ms with passive waiting; idle, both take 0.4 ms).  The setting must
-# be in the environment before the OpenMP runtime starts, i.e. before the first parallel kernel;
-# a user's own value wins.
+# 4M-element parallel multiply, 0.5 ms with passive waiting; idle, both take 0.4 ms).  The
+# setting must be in the environment before the OpenMP runtime starts, i.e. before the first
+# parallel kernel; a user's own value wins.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from ..fuser.backend import ArraySpec, Backend, GroupSpec, KernelSource  # noqa: E402
 from . import codegen  # noqa: E402
+from .compiler import compile_kernel  # noqa: E402
 
 __all__ = ["CpuBackend"]
 
@@ -84,5 +85,4 @@ class CpuBackend(Backend):
         return KernelSource(src.name, src.source, key, dict(src.info, hash=h))
 
     def compile(self, source: KernelSource):
-        from .compiler import compile_kernel
         return compile_kernel(source)

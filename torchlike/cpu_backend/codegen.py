@@ -37,6 +37,7 @@ import re
 from typing import Dict, List, Optional, Tuple
 
 from ..fuser.backend import GroupSpec, KernelSource, OpInfo, Unsupported, ValueInfo
+from ..fuser.kernel_spec import kernel_outputs
 from ..ir.graph import Value
 
 VERSION = 1
@@ -135,17 +136,6 @@ def is_flat(spec: GroupSpec) -> bool:
         if info.chunk is not None or s.layout != "C" or info.shape != spec.iter_shape:
             return False
     return all(spec.values[o].shape == spec.iter_shape for o in kernel_outputs(spec))
-
-
-def kernel_outputs(spec: GroupSpec) -> List[Value]:
-    """The distinct group outputs the kernel writes (op results and chunks); the others are
-    passed through (an input returned as is, a constant)."""
-    seen: Dict[Value, None] = {}
-    for o in spec.outputs:
-        info = spec.values[o]
-        if info.kind == "op" or (info.kind == "array" and info.chunk is not None):
-            seen[o] = None
-    return list(seen)
 
 
 class _Renderer:

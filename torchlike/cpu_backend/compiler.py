@@ -17,10 +17,10 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from ..fuser.backend import ArraySpec, GroupSpec, KernelSource, Unsupported, output_plan
+from ..fuser.backend import ArraySpec, GroupSpec, KernelSource, Unsupported
 from ..fuser.cache import ensure_source, kernel_dir
+from ..fuser.kernel_spec import kernel_outputs, output_assembler, output_plan
 from ..fuser.stats import bump
-from .codegen import kernel_outputs
 
 _empty = np.empty
 _uint16 = np.dtype("uint16")
@@ -75,14 +75,12 @@ class CpuKernel:
         fn = self.dispatcher
         outs = kernel_outputs(spec)
         alloc = [(spec.values[v].shape, np.dtype(spec.values[v].dtype)) for v in outs]
-        plan = output_plan(spec, outs)
+        assemble = output_assembler(output_plan(spec, outs))
         f16_in = [i for i, s in enumerate(spec.signature)
                   if isinstance(s, ArraySpec) and s.dtype == "float16"]
         f16_out = {j for j, (_, dt) in enumerate(alloc) if dt == np.float16}
         uses_err = self.source.info["uses_err"]
-        direct = plan == [(0, j) for j in range(len(outs))]
-
-        if direct and not f16_in and not f16_out and not uses_err:
+        if assemble is None and not f16_in and not f16_out and not uses_err:
             if len(alloc) == 1:
                 shape, dtype = alloc[0]
 
@@ -111,9 +109,7 @@ class CpuKernel:
                     on_error(args)
             else:
                 fn(*kargs, *kouts)
-            if direct:
-                return res
-            return [res[x] if k == 0 else args[x] if k == 1 else x for k, x in plan]
+            return res if assemble is None else assemble(res, args)
         return launch
 
 
@@ -124,7 +120,7 @@ def compile_kernel(source: KernelSource) -> CpuKernel:
     modname = f"torchlike_kernel_{key_hash}"
     sig = _numba_types(source.info["arg_types"], source.info["uses_err"])
     last: Optional[BaseException] = None
-    for attempt in range(2):
+    for _attempt in range(2):
         try:
             ensure_source(path, source.source)
             module = _load(path, modname, source.source)

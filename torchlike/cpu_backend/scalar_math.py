@@ -31,6 +31,7 @@ from llvmlite import ir as llvm_ir
 from numba.core import types
 from numba.extending import intrinsic
 
+
 def _njit(fn):
     # error_model="numpy": float x / 0.0 is inf/nan, as in IEEE and PyTorch (kernels use it too)
     return numba.njit(inline="always", error_model="numpy")(fn)

@@ -40,6 +40,7 @@ from ..fuser.stats import bump
 from . import codegen
 from .compiler import CudaCompileError
 from .launch import bind
+from .layout import plan
 
 SHIM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "shim.h")
 GXX_FLAGS = ["-O1", "-std=c++17", "-DTL_EMULATE", "-fwrapv", "-fPIC", "-shared", "-w"]
@@ -192,12 +193,10 @@ class EmulatedCudaBackend(Backend):
         return None
 
     def kernel_key(self, spec: GroupSpec) -> Tuple:
-        from .layout import plan
         p = plan(spec, self.max_param_bytes)
         return (self.name, codegen.VERSION, spec.structure, spec.input_key(), p.key())
 
     def generate(self, spec: GroupSpec) -> KernelSource:
-        from .layout import plan
         p = plan(spec, self.max_param_bytes)
         key = (self.name, codegen.VERSION, spec.structure, spec.input_key(), p.key())
         return codegen.render(spec, p, key)

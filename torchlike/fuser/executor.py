@@ -30,8 +30,14 @@ from ..errors import FusionError, IntegerDivisionByZeroError
 from ..interpreter import Interpreter
 from ..ir.graph import Graph, Node
 from . import config
-from .backend import (InterpretInstead, Unsupported, analyze, get_backend_impl, signature_of,
-                      structure_key)
+from .backend import (
+    InterpretInstead,
+    Unsupported,
+    analyze,
+    get_backend_impl,
+    signature_of,
+    structure_key,
+)
 from .cache import KERNELS
 from .stats import record_fallback
 
