@@ -36,7 +36,7 @@ def _fingerprint() -> str:
     except ImportError:
         pass
     here = os.path.dirname(__file__)
-    for name in ("scalar_math.py", "codegen.py"):
+    for name in ("scalar_math.py", "codegen.py", os.path.join("..", "fuser", "render.py")):
         try:
             with open(os.path.join(here, name), "rb") as f:
                 parts.append(hashlib.sha256(f.read()).hexdigest())
@@ -82,7 +82,7 @@ class CpuBackend(Backend):
         h = self.key_hash(key)
         header = f"# torchlike-cpu-kernel v{codegen.VERSION} {h}"
         src = codegen.render(spec, h, header)
-        return KernelSource(src.name, src.source, key, dict(src.info, hash=h))
+        return KernelSource(src.name, src.source, key, src.info)
 
     def compile(self, source: KernelSource):
         return compile_kernel(source)

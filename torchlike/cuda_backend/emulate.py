@@ -38,6 +38,7 @@ from ..fuser.backend import ArraySpec, Backend, GroupSpec, KernelSource, Unsuppo
 from ..fuser.cache import kernel_dir
 from ..fuser.stats import bump
 from . import codegen
+from .codegen import CudaKernelInfo
 from .compiler import CudaCompileError
 from .launch import bind
 from .layout import plan
@@ -52,9 +53,9 @@ _LIBS: Dict[str, ctypes.CDLL] = {}  # source hash -> library holding that kernel
 
 
 def _c_params(source: KernelSource) -> List[str]:
-    info = source.info
-    types = ["const long long*"] if info["table"] else [t for t, _ in info["params"]]
-    return types + (["int*"] if info["uses_err"] else [])
+    info: CudaKernelInfo = source.info
+    types = ["const long long*"] if info.table else [t for t, _ in info.params]
+    return types + (["int*"] if info.uses_err else [])
 
 
 def launcher_source(source: KernelSource) -> str:
@@ -62,7 +63,7 @@ def launcher_source(source: KernelSource) -> str:
     out = []
     types = _c_params(source)
     call_args = ", ".join(f"*({t}*)args[{k}]" for k, t in enumerate(types))
-    for entry in source.info["entries"]:
+    for entry in source.info.entries:
         out.append(f'extern "C" void tl_launch_{entry}(void** args, unsigned grid, '
                    f'unsigned block) {{\n'
                    f'  gridDim = {{grid, 1, 1}}; blockDim = {{block, 1, 1}};\n'

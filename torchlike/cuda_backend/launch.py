@@ -20,6 +20,7 @@ import numpy as np
 
 from ..fuser.backend import GroupSpec, KernelSource, Unsupported
 from ..fuser.kernel_spec import output_assembler, output_plan
+from .codegen import CudaKernelInfo
 from .layout import ITEMSIZE
 from .layout import plan as make_plan
 
@@ -52,11 +53,11 @@ def table_of(params, values) -> np.ndarray:
 
 
 def bind(source: KernelSource, spec: GroupSpec, on_error: Callable, device) -> Callable:
-    p = make_plan(spec, source.info.get("max_param_bytes"))
-    if p.key() != source.info["plan_key"]:  # the kernel key covers the plan; never expected
+    info: CudaKernelInfo = source.info
+    p = make_plan(spec, info.max_param_bytes)
+    if p.key() != info.plan_key:  # the kernel key covers the plan; never expected
         raise Unsupported("compile failed: kernel plan does not match its key")
-    info = source.info
-    params, entries, V = info["params"], info["entries"], info["vector"]
+    params, entries, V = info.params, info.entries, info.vector
     alloc = [(v.shape, storage_dtype(v.dtype)) for v in p.writes]
     reads = [(v.input, v.offset * ITEMSIZE[v.dtype], V * ITEMSIZE[v.dtype]) for v in p.reads]
     out_align = [V * ITEMSIZE[v.dtype] for v in p.writes]
@@ -64,7 +65,7 @@ def bind(source: KernelSource, spec: GroupSpec, on_error: Callable, device) -> C
     scalars = p.scalars
     n = p.n
     assemble = output_assembler(output_plan(spec, [v.value for v in p.writes]))
-    uses_err, table = info["uses_err"], info["table"]
+    uses_err, table = info.uses_err, info.table
     pointer, empty = device.pointer, device.empty
 
     def launcher(args: Sequence[Any]) -> List[Any]:

@@ -121,7 +121,7 @@ class CudaBackend(Backend):
             os.environ["CUPY_CACHE_DIR"] = kernel_dir("cuda")
         try:
             module = cupy.RawModule(code=source.source, options=rawmodule_options())
-            for entry in source.info["entries"]:
+            for entry in source.info.entries:
                 module.get_function(entry)  # compiles (or loads from CuPy's disk cache) now
         except Exception as e:
             first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
