@@ -36,7 +36,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Tuple, Union
+from typing import Dict, List, Tuple, Union
 
 from ..fuser.backend import (
     GroupSpec,
@@ -51,15 +51,18 @@ from ..fuser.kernel_spec import kernel_outputs
 from ..fuser.render import Renderer, uses_err
 from ..ir.graph import Value
 
-VERSION = 1
+VERSION = 2
 PARALLEL_THRESHOLD = 1 << 16
 KERNEL_DECORATOR = 'numba.njit(cache=True, fastmath=False, error_model="numpy", nogil=True{})'
 
-# A value of dtype D is converted with CAST[D]; float16 values live in float32 variables.
+# A value of dtype D is converted with CAST[D] -- but a float becomes an integer through
+# scalar_math's tl_float_to_<D> (ops/casting.py: np.int32(x) is LLVM poison when x does not
+# fit); float16 values live in float32 variables.
 CAST = {"float32": "np.float32({})", "float64": "np.float64({})", "float16": "_f16_round({})",
         "bool": "bool({})", **{d: f"np.{d}({{}})" for d in
                                ("uint8", "int8", "int16", "int32", "int64")}}
 CARRIER = {"float16": "float32"}  # what a variable of this dtype holds in the kernel
+_PYTHON_DTYPE = {bool: "bool", int: "int64", float: "float64"}
 
 F16_HELPERS = '''
 @numba.njit(cache=True)
@@ -78,8 +81,9 @@ def _f16_from_bits(h):
 
 @numba.njit(cache=True)
 def _f16_bits(x):
-    # float -> float16 bits, rounding half to even (exact: x is at most a double)
-    x = np.float64(x)
+    # float -> float16 bits, rounding half to even.  A double is rounded to float32 first, as
+    # PyTorch's c10::Half(double) does (ops/casting.py); float32 -> float64 is exact.
+    x = np.float64(np.float32(x))
     if x != x:
         return np.uint16(0x7E00)
     sign = 0x8000 if (x < 0.0 or (x == 0.0 and math.copysign(1.0, x) < 0.0)) else 0
@@ -122,13 +126,6 @@ def literal(v) -> str:
 
 def carrier(dtype: str) -> str:
     return CARRIER.get(dtype, dtype)
-
-
-def cast(expr: str, have: Optional[str], want: str) -> str:
-    """``expr`` (a variable holding ``have``) converted to hold ``want``."""
-    if have is not None and carrier(have) == carrier(want) and want != "float16":
-        return expr
-    return CAST[want].format(expr)
 
 
 def size_class(spec: GroupSpec) -> str:
@@ -185,7 +182,7 @@ class _Renderer(Renderer):
 
     # -- the shared walk's hooks ----------------------------------------------------------------
     def literal(self, value, dtype: str) -> str:
-        return cast(literal(value), None, dtype)
+        return self.convert(literal(value), _PYTHON_DTYPE.get(type(value)), dtype)
 
     def declare(self, name: str, dtype: str, value: str) -> str:
         return f"{name} = {value}"

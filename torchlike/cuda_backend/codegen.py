@@ -42,10 +42,11 @@ import numpy as np
 
 from ..fuser.backend import GroupSpec, KernelInfo, KernelSource, OpInfo, Unsupported, ValueKind
 from ..fuser.render import Renderer, uses_err
+from ..ops import casting
 from . import kernel_templates as kt
 from .layout import Plan, View
 
-VERSION = 1
+VERSION = 2
 BLOCK = 256
 
 CTYPE = {"bool": "bool_", "uint8": "uint8", "int8": "int8", "int16": "int16", "int32": "int32",
@@ -64,15 +65,15 @@ def _neg(text: str) -> str:
 
 
 def literal(value, dtype: str) -> str:
-    """``value`` converted to ``dtype`` as the interpreter converts a Python scalar (numpy's
-    ``astype``), spelled exactly: float32 with 9 significant digits and ``f``, float64 with 17,
-    inf/NaN as bit patterns, integers with their type."""
+    """``value`` converted to ``dtype`` as the interpreter converts a Python scalar
+    (``ops.casting``), spelled exactly: float32 with 9 significant digits and ``f``, float64
+    with 17, inf/NaN as bit patterns, integers with their type."""
     if value is None:
         return "tl_none_t()"
     if not isinstance(value, (bool, int, float, np.generic)):
         raise Unsupported(f"unsupported constant of type {type(value).__name__}")
     dtype = CTYPE[dtype].rstrip("_") if dtype in HALF else dtype
-    v = np.asarray(value).astype(dtype)[()]
+    v = casting.cast_value(value, dtype)
     if dtype == "bool":
         return "true" if v else "false"
     if dtype == "float32":
@@ -95,13 +96,6 @@ def literal(value, dtype: str) -> str:
     if dtype == "int32":
         return _neg(str(v))
     return f"(({dtype}){v})"
-
-
-def cast(expr: str, have: Optional[str], want: str) -> str:
-    """``expr`` (a C value holding dtype ``have``) as a value of ``want``'s C type."""
-    if have is not None and CTYPE[have] == CTYPE[want]:
-        return expr
-    return f"({CTYPE[want]}){expr}"
 
 
 def kernel_name(key: Tuple) -> str:

@@ -10,7 +10,8 @@ statements -- and this base class walks the ops once for all of them:
 * one statement ``v<k> = <op>`` per op: the registry template of the language
   (``OpInfo.template_text``) with its ``{placeholders}`` filled -- operands converted to the
   dtype the op computes in, attributes by the language's policy, an absent operand as ``NONE``
-  -- and the result converted to the op's out dtype;
+  -- and the result converted to the op's out dtype (every conversion as ``ops/casting.py``
+  defines it: float -> integer through the languages' ``tl_float_to_<dtype>`` helpers);
 * stores: each kernel output (``kernel_spec.kernel_outputs``) written where ``write_at`` says.
 
 A language overrides only what differs: the Numba renderer (``cpu_backend.codegen``) hoists
@@ -24,6 +25,8 @@ import re
 from typing import Callable, Dict, Iterable, List, Optional
 
 from ..ir.graph import Value
+from ..ops.casting import FLOAT_TO_INT_HELPER
+from ..ops.dtypes import FLOAT_DTYPES, INT_DTYPES
 from .backend import GroupSpec, OpInfo, Ref, Unsupported, ValueInfo, ValueKind
 from .kernel_spec import kernel_outputs
 
@@ -77,7 +80,12 @@ class Renderer:
         return self.TYPE[have] == self.TYPE[want]
 
     def convert(self, expr: str, have: Optional[str], want: str) -> str:
-        """``expr`` (holding ``have``; None: unknown) converted to ``want``, always spelled."""
+        """``expr`` (holding ``have``; None: unknown) converted to ``want``, always spelled.
+        A float becomes an integer through ``tl_float_to_<dtype>``, which every language's
+        helpers define as ``ops/casting.py`` does (a plain conversion is undefined when the
+        value does not fit)."""
+        if have in FLOAT_DTYPES and want in INT_DTYPES:
+            return f"{FLOAT_TO_INT_HELPER.format(want)}({expr})"
         return self.CAST[want].format(expr)
 
     def cast(self, expr: str, have: Optional[str], want: str) -> str:
@@ -131,8 +139,8 @@ class Renderer:
         return PLACEHOLDER.sub(fill, text)
 
     def result(self, o: OpInfo, expr: str) -> str:
-        """The op's value ``expr`` converted to its out dtype."""
-        return self.convert(f"({expr})", None, o.out_dtype)
+        """The op's value ``expr`` (of its compute dtype) converted to its out dtype."""
+        return self.convert(f"({expr})", o.compute, o.out_dtype)
 
     # -- statements ----------------------------------------------------------------------------
     def load(self, element: str, dtype: str) -> str:
