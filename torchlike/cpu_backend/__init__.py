@@ -11,6 +11,8 @@ import platform
 import sys
 from typing import Optional, Tuple
 
+import numpy as np
+
 # Numba's OpenMP pool spins while idle by default; on a busy machine with few cores the spinning
 # threads compete with the caller and everything else (measured on 2 loaded cores: 8.0 ms for a
 # 4M-element parallel multiply, 0.5 ms with passive waiting; idle, both take 0.4 ms).  The
@@ -29,10 +31,10 @@ def _fingerprint() -> str:
     """What the cached machine code also depends on: the toolchain and the helpers it inlines
     (Numba's own cache does not notice a changed callee in another module)."""
     parts = [sys.version, platform.machine()]
+    parts.append(np.__version__)
     try:
         import numba
-        import numpy
-        parts += [numba.__version__, numpy.__version__]
+        parts.append(numba.__version__)
     except ImportError:
         pass
     here = os.path.dirname(__file__)
