@@ -163,7 +163,6 @@ class _Renderer(Renderer):
         self.rank = len(spec.iter_shape)
         self.flat = is_flat(spec)
         self.parallel = size_class(spec) == "parallel"
-        self.outs = self.outputs
         self.uses_f16 = bool(self.half_dtypes())
         self.consts: Dict[str, str] = {}  # hoisted typed literal -> its name
 
@@ -194,7 +193,7 @@ class _Renderer(Renderer):
         return f"in{index}"
 
     def same_type(self, have: str, want: str) -> bool:
-        return carrier(have) == carrier(want) and want != "float16"
+        return super().same_type(have, want) and want != "float16"  # float16 always rounds
 
     def constant(self, info: ValueInfo, want: str) -> str:
         """A Python literal converted to ``want`` if its carrier differs (then hoisted)."""
@@ -254,7 +253,7 @@ class _Renderer(Renderer):
             head = [f"n = in{first}.size"]
             head += [f"f{i} = in{i}.reshape(n)" for i in
                      sorted({spec.values[v].input for v in spec.used_arrays})]
-            head += [f"o{j} = out{j}.reshape(n)" for j in range(len(self.outs))]
+            head += [f"o{j} = out{j}.reshape(n)" for j in range(len(self.outputs))]
             return head + [f"for i in {rng}(n):"] + ["    " + s for s in body]
         head = []
         for i in sorted({spec.values[v].input for v in spec.used_arrays
@@ -340,7 +339,7 @@ def render(spec: GroupSpec, key_hash: str, header: str) -> KernelSource:
     loop = [f"{name} = {expr}" for expr, name in r.consts.items()] + loop
     err = uses_err(loop)
     params = [f"in{i}" for i in range(len(spec.signature))]
-    params += [f"out{j}" for j in range(len(r.outs))] + (["err"] if err else [])
+    params += [f"out{j}" for j in range(len(r.outputs))] + (["err"] if err else [])
     name = kernel_name(key_hash)
     ops = ", ".join(o.op.name for o in spec.ops)
     lines = [header,
@@ -359,8 +358,8 @@ def render(spec: GroupSpec, key_hash: str, header: str) -> KernelSource:
     lines += ["    " + s for s in loop] if loop else ["    pass"]
     source = "\n".join(lines) + "\n"
     info = NumbaKernelInfo(uses_err=err, hash=key_hash,
-                           outputs=tuple(spec.values[v].dtype for v in r.outs), flat=r.flat,
-                           parallel=r.parallel, arg_types=arg_types(spec, r.outs))
+                           outputs=tuple(spec.values[v].dtype for v in r.outputs), flat=r.flat,
+                           parallel=r.parallel, arg_types=arg_types(spec, r.outputs))
     return KernelSource(name, source, (), info)
 
 
