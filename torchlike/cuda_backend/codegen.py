@@ -1,14 +1,15 @@
 """Render an analysed fusion group into the CUDA C source of one kernel module.
 
-Small tables drive it (tinygrad's renderers are the model): ``CTYPE`` names the C type a value
-of each dtype lives in (float16/bfloat16 live in ``float32``: loaded into float, computed in
-float, rounded once per op, stored back), ``STORAGE`` the element type of an array, ``literal``
-spells a constant exactly, and each op's expression is its registry entry's ``cuda`` template
-(``pick_template``: per-dtype overrides, ``{T}`` the compute dtype's name -- a C typedef in
-``prelude.cuh``).  The skeletons are ``kernel_templates``; how arrays are indexed is
+The walk over the ops is ``fuser.render.Renderer``'s, shared with the Numba renderer; small
+tables give it CUDA C's spellings (tinygrad's renderers are the model): ``CTYPE`` names the C
+type a value of each dtype lives in (float16/bfloat16 live in ``float32``: loaded into float,
+computed in float, rounded once per op, stored back), ``STORAGE`` the element type of an array,
+``literal`` spells a constant exactly (converted as ``ops/casting.py`` says), and each op's
+expression is its registry entry's ``cuda`` template (``pick_template``: per-dtype overrides,
+``{T}`` the compute dtype's name -- a C typedef in ``prelude.cuh``).  The skeletons are ``kernel_templates``; how arrays are indexed is
 ``layout.plan`` (the kernel key).  A rendered group::
 
-    // torchlike CUDA kernel tl_fused_0f1e2d3c4b5a6978 (generator v1); fused: aten::mul, aten::tanh
+    // torchlike CUDA kernel tl_fused_0f1e2d3c4b5a6978 (generator v2); fused: aten::mul, aten::tanh
     ...prelude...
     extern "C" __global__ void __launch_bounds__(256) tl_fused_0f1e2d3c4b5a6978(
         const float32* __restrict__ in0, float32* __restrict__ out0, unsigned int n) {
