@@ -6,8 +6,9 @@ type a value of each dtype lives in (float16/bfloat16 live in ``float32``: loade
 computed in float, rounded once per op, stored back), ``STORAGE`` the element type of an array,
 ``literal`` spells a constant exactly (converted as ``ops/casting.py`` says), and each op's
 expression is its registry entry's ``cuda`` template (``pick_template``: per-dtype overrides,
-``{T}`` the compute dtype's name -- a C typedef in ``prelude.cuh``).  The skeletons are ``kernel_templates``; how arrays are indexed is
-``layout.plan`` (the kernel key).  A rendered group::
+``{T}`` the compute dtype's name -- a C typedef in ``prelude.cuh``).  The skeletons are
+``kernel_templates``; how arrays are indexed is ``layout.plan`` (the kernel key).  A rendered
+group::
 
     // torchlike CUDA kernel tl_fused_0f1e2d3c4b5a6978 (generator v2); fused: aten::mul, aten::tanh
     ...prelude...
