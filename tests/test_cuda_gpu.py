@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 from corpus_utils import CASES, assert_matches, flatten_outputs, graph_files, graph_text, input_sets
 
-from torchlike import jit
-from torchlike.cuda_backend.runtime import CudaBackend, register_cuda_backends
+from torchlike import backends, jit
+from torchlike.cuda_backend.runtime import CudaBackend
 from torchlike.errors import IntegerDivisionByZeroError
 from torchlike.fuser import backend as fb
 from torchlike.fuser import config, executor
@@ -22,7 +22,7 @@ pytestmark = [pytest.mark.cuda,
 @pytest.fixture(scope="module", autouse=True)
 def _cuda_backend(tmp_path_factory):
     saved = {k: fb.BACKENDS.get(k) for k in ("cuda", "cuda-emulated")}
-    register_cuda_backends()
+    backends.install({k: backends.BACKENDS[k] for k in saved})
     config.set_cache_dir(tmp_path_factory.mktemp("kernels"))
     config.set_backend("cuda")
     config.set_strict(True)

@@ -11,15 +11,18 @@ import platform
 import sys
 from typing import Optional, Tuple
 
+import numpy as np
+
 # Numba's OpenMP pool spins while idle by default; on a busy machine with few cores the spinning
 # threads compete with the caller and everything else (measured on 2 loaded cores: 8.0 ms for a
-# 4M-element parallel multiply, 0.5 ms with passive waiting; idle, both take 0.4 ms).  The setting must
-# be in the environment before the OpenMP runtime starts, i.e. before the first parallel kernel;
-# a user's own value wins.
+# 4M-element parallel multiply, 0.5 ms with passive waiting; idle, both take 0.4 ms).  The
+# setting must be in the environment before the OpenMP runtime starts, i.e. before the first
+# parallel kernel; a user's own value wins.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from ..fuser.backend import ArraySpec, Backend, GroupSpec, KernelSource  # noqa: E402
 from . import codegen  # noqa: E402
+from .compiler import compile_kernel  # noqa: E402
 
 __all__ = ["CpuBackend"]
 
@@ -28,14 +31,14 @@ def _fingerprint() -> str:
     """What the cached machine code also depends on: the toolchain and the helpers it inlines
     (Numba's own cache does not notice a changed callee in another module)."""
     parts = [sys.version, platform.machine()]
+    parts.append(np.__version__)
     try:
         import numba
-        import numpy
-        parts += [numba.__version__, numpy.__version__]
+        parts.append(numba.__version__)
     except ImportError:
         pass
     here = os.path.dirname(__file__)
-    for name in ("scalar_math.py", "codegen.py"):
+    for name in ("scalar_math.py", "codegen.py", os.path.join("..", "fuser", "render.py")):
         try:
             with open(os.path.join(here, name), "rb") as f:
                 parts.append(hashlib.sha256(f.read()).hexdigest())
@@ -81,8 +84,7 @@ class CpuBackend(Backend):
         h = self.key_hash(key)
         header = f"# torchlike-cpu-kernel v{codegen.VERSION} {h}"
         src = codegen.render(spec, h, header)
-        return KernelSource(src.name, src.source, key, dict(src.info, hash=h))
+        return KernelSource(src.name, src.source, key, src.info)
 
     def compile(self, source: KernelSource):
-        from .compiler import compile_kernel
         return compile_kernel(source)

@@ -1,9 +1,10 @@
 """Render an analysed fusion group into the Python source of ONE Numba kernel.
 
-Small tables drive it (tinygrad's renderers are the model): ``CAST`` spells a conversion per
-dtype, ``literal`` spells a Python constant exactly, and each op's scalar expression comes from
-its registry entry (``op.templates["numba"]``).  The kernel makes one pass over the output
-elements with no temporary arrays.  Two loop skeletons exist:
+The walk over the ops is ``fuser.render.Renderer``'s, shared with the CUDA renderer; this
+module gives it Numba's spellings (tinygrad's renderers are the model): ``CAST`` spells a
+conversion per dtype, ``literal`` spells a Python constant exactly, and each op's scalar
+expression comes from its registry entry (``op.templates["numba"]``).  The kernel makes one pass
+over the output elements with no temporary arrays.  Two loop skeletons exist:
 
 * flat: every array read has the iteration shape and is C-contiguous, so all arrays are
   reshaped (a view) to 1-D and one loop runs over them -- LLVM vectorizes it::
@@ -34,20 +35,34 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Dict, List, Optional, Tuple
+from dataclasses import dataclass
+from typing import Dict, List, Tuple, Union
 
-from ..fuser.backend import GroupSpec, KernelSource, OpInfo, Unsupported, ValueInfo
+from ..fuser.backend import (
+    GroupSpec,
+    KernelInfo,
+    KernelSource,
+    OpInfo,
+    Unsupported,
+    ValueInfo,
+    ValueKind,
+)
+from ..fuser.kernel_spec import kernel_outputs
+from ..fuser.render import Renderer, uses_err
 from ..ir.graph import Value
 
-VERSION = 1
+VERSION = 2
 PARALLEL_THRESHOLD = 1 << 16
 KERNEL_DECORATOR = 'numba.njit(cache=True, fastmath=False, error_model="numpy", nogil=True{})'
 
-# A value of dtype D is converted with CAST[D]; float16 values live in float32 variables.
+# A value of dtype D is converted with CAST[D] -- but a float becomes an integer through
+# scalar_math's tl_float_to_<D> (ops/casting.py: np.int32(x) is LLVM poison when x does not
+# fit); float16 values live in float32 variables.
 CAST = {"float32": "np.float32({})", "float64": "np.float64({})", "float16": "_f16_round({})",
         "bool": "bool({})", **{d: f"np.{d}({{}})" for d in
                                ("uint8", "int8", "int16", "int32", "int64")}}
 CARRIER = {"float16": "float32"}  # what a variable of this dtype holds in the kernel
+_PYTHON_DTYPE = {bool: "bool", int: "int64", float: "float64"}
 
 F16_HELPERS = '''
 @numba.njit(cache=True)
@@ -66,8 +81,9 @@ def _f16_from_bits(h):
 
 @numba.njit(cache=True)
 def _f16_bits(x):
-    # float -> float16 bits, rounding half to even (exact: x is at most a double)
-    x = np.float64(x)
+    # float -> float16 bits, rounding half to even.  A double is rounded to float32 first, as
+    # PyTorch's c10::Half(double) does (ops/casting.py); float32 -> float64 is exact.
+    x = np.float64(np.float32(x))
     if x != x:
         return np.uint16(0x7E00)
     sign = 0x8000 if (x < 0.0 or (x == 0.0 and math.copysign(1.0, x) < 0.0)) else 0
@@ -89,7 +105,6 @@ def _f16_round(x):
     return _f16_from_bits(_f16_bits(x))
 '''
 
-_PLACEHOLDER = re.compile(r"\{(\w+)\}")
 # An expression of float variables with + - * / only keeps its float type in Numba: no cast
 # needed (fewer casts to type is most of the compile time of long chains).
 _SIMPLE_ARITH = re.compile(r"^[\w\s().+\-*/]*$")
@@ -113,13 +128,6 @@ def carrier(dtype: str) -> str:
     return CARRIER.get(dtype, dtype)
 
 
-def cast(expr: str, have: Optional[str], want: str) -> str:
-    """``expr`` (a variable holding ``have``) converted to hold ``want``."""
-    if have is not None and carrier(have) == carrier(want) and want != "float16":
-        return expr
-    return CAST[want].format(expr)
-
-
 def size_class(spec: GroupSpec) -> str:
     n = math.prod(spec.iter_shape)
     return "parallel" if spec.iter_shape and n >= PARALLEL_THRESHOLD else "serial"
@@ -137,26 +145,25 @@ def is_flat(spec: GroupSpec) -> bool:
     return all(spec.values[o].shape == spec.iter_shape for o in kernel_outputs(spec))
 
 
-def kernel_outputs(spec: GroupSpec) -> List[Value]:
-    """The distinct group outputs the kernel writes (op results and chunks); the others are
-    passed through (an input returned as is, a constant)."""
-    seen: Dict[Value, None] = {}
-    for o in spec.outputs:
-        info = spec.values[o]
-        if info.kind == "op" or (info.kind == "array" and info.chunk is not None):
-            seen[o] = None
-    return list(seen)
+class _Renderer(Renderer):
+    """Numba's spellings on the shared walk (``fuser.render.Renderer``): literals are Python
+    literals converted by ``CAST`` (and hoisted), float16 lives in float32 variables and travels
+    as uint16 bits."""
 
+    language = "numba"
+    NONE = "None"
+    TYPE = {d: carrier(d) for d in CAST}
+    CAST = CAST
+    LOAD = {"float16": "_f16_from_bits({})"}
+    STORE = {"float16": "_f16_bits({})"}
+    HALF = frozenset({"float16"})
 
-class _Renderer:
     def __init__(self, spec: GroupSpec):
-        self.spec = spec
+        super().__init__(spec)
         self.rank = len(spec.iter_shape)
         self.flat = is_flat(spec)
         self.parallel = size_class(spec) == "parallel"
-        self.names: Dict[Value, str] = {}
-        self.outs = kernel_outputs(spec)
-        self.uses_f16 = False
+        self.uses_f16 = bool(self.half_dtypes())
         self.consts: Dict[str, str] = {}  # hoisted typed literal -> its name
 
     def hoist(self, expr: str) -> str:
@@ -172,7 +179,49 @@ class _Renderer:
             name = self.consts[expr] = f"k{len(self.consts)}"
         return name
 
-    # -- expressions --------------------------------------------------------------------------
+    # -- the shared walk's hooks ----------------------------------------------------------------
+    def literal(self, value, dtype: str) -> str:
+        return self.convert(literal(value), _PYTHON_DTYPE.get(type(value)), dtype)
+
+    def declare(self, name: str, dtype: str, value: str) -> str:
+        return f"{name} = {value}"
+
+    def assign(self, target: str, value: str) -> str:
+        return f"{target} = {value}"
+
+    def scalar_name(self, index: int) -> str:
+        return f"in{index}"
+
+    def same_type(self, have: str, want: str) -> bool:
+        return super().same_type(have, want) and want != "float16"  # float16 always rounds
+
+    def constant(self, info: ValueInfo, want: str) -> str:
+        """A Python literal converted to ``want`` if its carrier differs (then hoisted)."""
+        expr = self.cast(literal(info.const), info.carrier, want)
+        return self.hoist(expr) if "(" in expr else expr
+
+    def attribute(self, o: OpInfo, name: str, r) -> str:
+        """Attributes are literals (or scalar inputs); a numeric one is typed in the compute
+        dtype, as a Python scalar meeting an array of that dtype is in the interpreter; others
+        (bool, str, a float meeting ints) stay Python values."""
+        info, compute = self.spec.info(r), o.compute
+        if (info.carrier == "int64" and compute != "bool") or \
+                (info.carrier == "float64" and compute.startswith("float")):
+            return self.operand(r, compute)
+        return literal(info.const) if info.kind == ValueKind.CONST else self.variable(r, info)
+
+    def simple(self, o: OpInfo, text: str) -> bool:
+        """True if ``text`` needs no cast to ``o.out_dtype`` (see ``_SIMPLE_ARITH``)."""
+        if o.out_dtype != o.compute or o.compute not in ("float32", "float64"):
+            return False
+        if any(d != o.compute for d in o.operand_dtypes if d is not None):
+            return False
+        return bool(_SIMPLE_ARITH.match(text)) and not _CALL.search(text)
+
+    def result(self, o: OpInfo, expr: str) -> str:
+        return expr if self.simple(o, expr) else super().result(o, expr)
+
+    # -- the kernel's loops ---------------------------------------------------------------------
     def index(self, info: ValueInfo, read: bool = True) -> str:
         """``[i0, 0, i2]``: the broadcast multi-index of a value; a chunk read adds its offset
         along the chunk dim (``read=False``: the value's own output array, no offset)."""
@@ -190,82 +239,12 @@ class _Renderer:
             parts.append(idx)
         return "[" + ", ".join(parts) + "]"
 
-    def ref(self, r) -> Tuple[str, Optional[str]]:
-        """(expression, carrier dtype) of an op argument."""
-        info = self.spec.info(r)
-        if info.kind == "const":
-            return literal(info.const), info.carrier
-        if info.kind == "scalar":
-            return f"in{info.input}", info.carrier
-        return self.names[r], info.carrier
+    def read_at(self, k: int, v: Value) -> str:
+        info = self.spec.values[v]
+        return f"{'f' if self.flat else 'in'}{info.input}{self.index(info)}"
 
-    def attr(self, r, compute: str) -> str:
-        """Attributes are literals (or scalar inputs); a numeric one is typed in the compute
-        dtype, as a Python scalar meeting an array of that dtype is in the interpreter."""
-        expr, have = self.ref(r)
-        if (have == "int64" and compute != "bool") or (have == "float64"
-                                                       and compute.startswith("float")):
-            return self.typed(r, cast(expr, have, compute))
-        return expr
-
-    def typed(self, r, expr: str) -> str:
-        return self.hoist(expr) if self.spec.info(r).kind == "const" and "(" in expr else expr
-
-    def simple(self, o: OpInfo, text: str) -> bool:
-        """True if ``text`` needs no cast to ``o.out_dtype`` (see ``_SIMPLE_ARITH``)."""
-        if o.out_dtype != o.compute or o.compute not in ("float32", "float64"):
-            return False
-        if any(d != o.compute for d in o.operand_dtypes if d is not None):
-            return False
-        return bool(_SIMPLE_ARITH.match(text)) and not _CALL.search(text)
-
-    def op_expr(self, o: OpInfo) -> str:
-        text = o.template_text("numba")
-        subst = {}
-        for name, r, want in zip(o.op.operand_names, o.operands, o.operand_dtypes):
-            if r is None:
-                subst[name] = "None"
-            else:
-                expr, have = self.ref(r)
-                subst[name] = self.typed(r, cast(expr, have, want))
-        for name, r in o.attrs.items():
-            subst[name] = self.attr(r, o.compute)
-
-        def fill(m):
-            if m.group(1) not in subst:
-                raise Unsupported(f"compile failed: template of {o.op.name} names "
-                                  f"unknown {{{m.group(1)}}}")
-            return subst[m.group(1)]
-        return _PLACEHOLDER.sub(fill, text)
-
-    # -- statements ---------------------------------------------------------------------------
-    def body(self) -> List[str]:
-        spec, lines = self.spec, []
-        for k, v in enumerate(spec.used_arrays):
-            info = spec.values[v]
-            self.names[v] = f"a{k}"
-            src = f"f{info.input}" if self.flat else f"in{info.input}"
-            load = f"{src}{self.index(info)}"
-            if info.dtype == "float16":
-                self.uses_f16 = True
-                load = f"_f16_from_bits({load})"
-            lines.append(f"a{k} = {load}")
-        for k, o in enumerate(spec.ops):
-            out = o.node.output()
-            self.names[out] = f"v{k}"
-            if o.out_dtype == "float16":
-                self.uses_f16 = True
-            text = self.op_expr(o)
-            lines.append(f"v{k} = {text}" if self.simple(o, text) else
-                         f"v{k} = {cast('(' + text + ')', None, o.out_dtype)}")
-        for j, v in enumerate(self.outs):
-            info = spec.values[v]
-            value = self.names[v]
-            if info.dtype == "float16":
-                value = f"_f16_bits({value})"
-            dst = f"o{j}[i]" if self.flat else f"out{j}{self.index(info, read=False)}"
-            lines.append(f"{dst} = {value}")
-        return lines
+    def write_at(self, j: int, v: Value) -> str:
+        return f"o{j}[i]" if self.flat else f"out{j}{self.index(self.spec.values[v], read=False)}"
 
     def loops(self, body: List[str]) -> List[str]:
         spec, rng = self.spec, "prange" if self.parallel else "range"
@@ -274,7 +253,7 @@ class _Renderer:
             head = [f"n = in{first}.size"]
             head += [f"f{i} = in{i}.reshape(n)" for i in
                      sorted({spec.values[v].input for v in spec.used_arrays})]
-            head += [f"o{j} = out{j}.reshape(n)" for j in range(len(self.outs))]
+            head += [f"o{j} = out{j}.reshape(n)" for j in range(len(self.outputs))]
             return head + [f"for i in {rng}(n):"] + ["    " + s for s in body]
         head = []
         for i in sorted({spec.values[v].input for v in spec.used_arrays
@@ -320,14 +299,47 @@ def kernel_name(key_hash: str) -> str:
     return f"tl_fused_{key_hash[:16]}"
 
 
+@dataclass(frozen=True)
+class ScalarArg:
+    """A Python-scalar kernel argument: ``bool``, ``int64`` or ``float64``."""
+
+    dtype: str
+
+
+@dataclass(frozen=True)
+class ArrayArg:
+    """An array kernel argument as Numba types it (float16 arrays travel as ``uint16``)."""
+
+    dtype: str
+    rank: int
+    layout: str          # "C", "F" or "A"
+    readonly: bool
+
+
+NumbaArg = Union[ScalarArg, ArrayArg]
+
+
+@dataclass(frozen=True)
+class NumbaKernelInfo(KernelInfo):
+    """What ``compiler.compile_kernel`` and the launchers need: the key ``hash`` naming the
+    module on disk (set by ``CpuBackend.generate``), the output dtypes, whether the loop is
+    ``flat`` and ``parallel``, and the exact Numba argument types to compile for."""
+
+    hash: str = ""
+    outputs: Tuple[str, ...] = ()
+    flat: bool = False
+    parallel: bool = False
+    arg_types: Tuple[NumbaArg, ...] = ()
+
+
 def render(spec: GroupSpec, key_hash: str, header: str) -> KernelSource:
     """The kernel module's source for ``spec``; ``header`` is its first line (cache check)."""
     r = _Renderer(spec)
-    loop = r.loops(r.body())
+    loop = r.loops(r.body(r.read_at, r.write_at))
     loop = [f"{name} = {expr}" for expr, name in r.consts.items()] + loop
-    uses_err = any(re.search(r"\berr\b", line) for line in loop)
+    err = uses_err(loop)
     params = [f"in{i}" for i in range(len(spec.signature))]
-    params += [f"out{j}" for j in range(len(r.outs))] + (["err"] if uses_err else [])
+    params += [f"out{j}" for j in range(len(r.outputs))] + (["err"] if err else [])
     name = kernel_name(key_hash)
     ops = ", ".join(o.op.name for o in spec.ops)
     lines = [header,
@@ -345,24 +357,23 @@ def render(spec: GroupSpec, key_hash: str, header: str) -> KernelSource:
               f"def {name}({', '.join(params)}):"]
     lines += ["    " + s for s in loop] if loop else ["    pass"]
     source = "\n".join(lines) + "\n"
-    info = {"outputs": [spec.values[v].dtype for v in r.outs], "uses_err": uses_err,
-            "flat": r.flat, "parallel": r.parallel,
-            "arg_types": _arg_types(spec, r.outs)}
+    info = NumbaKernelInfo(uses_err=err, hash=key_hash,
+                           outputs=tuple(spec.values[v].dtype for v in r.outputs), flat=r.flat,
+                           parallel=r.parallel, arg_types=arg_types(spec, r.outputs))
     return KernelSource(name, source, (), info)
 
 
-def _arg_types(spec: GroupSpec, outs: List[Value]) -> List[Tuple]:
-    """Numba argument types, as plain tuples: ("array", dtype, rank, layout, readonly) or
-    ("scalar", dtype); float16 arrays travel as uint16."""
-    types = []
+def arg_types(spec: GroupSpec, outs: List[Value]) -> Tuple[NumbaArg, ...]:
+    """The kernel's Numba argument types: the group's inputs, then its outputs."""
+    types: List[NumbaArg] = []
     for s in spec.signature:
         if isinstance(s, type):
-            types.append(("scalar", {bool: "bool", int: "int64", float: "float64"}[s]))
+            types.append(ScalarArg({bool: "bool", int: "int64", float: "float64"}[s]))
         else:
             dt = "uint16" if s.dtype == "float16" else s.dtype
-            types.append(("array", dt, s.rank, s.layout, not s.writeable))
+            types.append(ArrayArg(dt, s.rank, s.layout, not s.writeable))
     for v in outs:
         info = spec.values[v]
         dt = "uint16" if info.dtype == "float16" else info.dtype
-        types.append(("array", dt, len(info.shape), "C", False))
-    return types
+        types.append(ArrayArg(dt, len(info.shape), "C", False))
+    return tuple(types)

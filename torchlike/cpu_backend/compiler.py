@@ -17,26 +17,27 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from ..fuser.backend import ArraySpec, GroupSpec, KernelSource, Unsupported, output_plan
+from ..fuser.backend import ArraySpec, GroupSpec, KernelSource, Unsupported
 from ..fuser.cache import ensure_source, kernel_dir
+from ..fuser.kernel_spec import kernel_outputs, output_assembler, output_plan
 from ..fuser.stats import bump
-from .codegen import kernel_outputs
+from .codegen import NumbaArg, NumbaKernelInfo, ScalarArg
 
 _empty = np.empty
 _uint16 = np.dtype("uint16")
 
 
-def _numba_types(arg_types, uses_err: bool):
+def _numba_types(arg_types: Sequence[NumbaArg], uses_err: bool):
     import numba
     from numba.core import types as nt
     scalars = {"bool": nt.boolean, "int64": nt.int64, "float64": nt.float64}
     out = []
     for t in arg_types:
-        if t[0] == "scalar":
-            out.append(scalars[t[1]])
+        if isinstance(t, ScalarArg):
+            out.append(scalars[t.dtype])
         else:
-            _, dt, rank, layout, readonly = t
-            out.append(nt.Array(numba.from_dtype(np.dtype(dt)), rank, layout, readonly=readonly))
+            out.append(nt.Array(numba.from_dtype(np.dtype(t.dtype)), t.rank, t.layout,
+                                readonly=t.readonly))
     if uses_err:
         out.append(nt.Array(nt.int32, 1, "C"))
     return tuple(out)
@@ -75,14 +76,12 @@ class CpuKernel:
         fn = self.dispatcher
         outs = kernel_outputs(spec)
         alloc = [(spec.values[v].shape, np.dtype(spec.values[v].dtype)) for v in outs]
-        plan = output_plan(spec, outs)
+        assemble = output_assembler(output_plan(spec, outs))
         f16_in = [i for i, s in enumerate(spec.signature)
                   if isinstance(s, ArraySpec) and s.dtype == "float16"]
         f16_out = {j for j, (_, dt) in enumerate(alloc) if dt == np.float16}
-        uses_err = self.source.info["uses_err"]
-        direct = plan == [(0, j) for j in range(len(outs))]
-
-        if direct and not f16_in and not f16_out and not uses_err:
+        uses_err = self.source.info.uses_err
+        if assemble is None and not f16_in and not f16_out and not uses_err:
             if len(alloc) == 1:
                 shape, dtype = alloc[0]
 
@@ -111,20 +110,19 @@ class CpuKernel:
                     on_error(args)
             else:
                 fn(*kargs, *kouts)
-            if direct:
-                return res
-            return [res[x] if k == 0 else args[x] if k == 1 else x for k, x in plan]
+            return res if assemble is None else assemble(res, args)
         return launch
 
 
 def compile_kernel(source: KernelSource) -> CpuKernel:
     """Write/reuse the module on disk, load it and compile the kernel for its argument types."""
-    key_hash = source.info["hash"]
+    info: NumbaKernelInfo = source.info
+    key_hash = info.hash
     path = os.path.join(kernel_dir("cpu"), f"{key_hash}.py")
     modname = f"torchlike_kernel_{key_hash}"
-    sig = _numba_types(source.info["arg_types"], source.info["uses_err"])
+    sig = _numba_types(info.arg_types, info.uses_err)
     last: Optional[BaseException] = None
-    for attempt in range(2):
+    for _attempt in range(2):
         try:
             ensure_source(path, source.source)
             module = _load(path, modname, source.source)

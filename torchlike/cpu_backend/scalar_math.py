@@ -29,7 +29,10 @@ import numba
 import numpy as np
 from llvmlite import ir as llvm_ir
 from numba.core import types
-from numba.extending import intrinsic
+from numba.extending import intrinsic, overload
+
+from ..ops import casting
+
 
 def _njit(fn):
     # error_model="numpy": float x / 0.0 is inf/nan, as in IEEE and PyTorch (kernels use it too)
@@ -228,6 +231,80 @@ def tl_lerp(a, b, w):
 @_njit
 def tl_frac(x):
     return x - np.trunc(x)
+
+
+# ----- dtype conversions: float -> integer as ``torchlike/ops/casting.py`` defines it -----
+#
+# ``np.int32(x)`` of a float that does not fit is LLVM ``fptosi`` poison (Numba kernels stored 0
+# for uint8(-1.0) where PyTorch gives 255), so the conversion is spelled out: trunc(x) when
+# ``MIN <= x < -MIN`` of the type it goes through (both bounds exact in float32 and float64; NaN
+# fails), else MIN (x86's "integer indefinite"); int8/int16 wrap the int32 result, uint8 the
+# int64 one.  Only a clamped value is converted (``max(lo, x)`` is ``lo`` for NaN: Numba's max
+# keeps its first argument unless the second compares greater), so no poison exists, and MIN
+# is blended in arithmetically: a ``a if c else b`` here, inlined twice into one kernel, trips
+# Numba's SSA check (NumbaIRAssumptionWarning).  The compares, min/max and blend vectorize.
+# Integer and bool arguments (a template that computes an integer) wrap.  Kernels call
+# ``tl_float_to_<dtype>``; called from Python, the functions apply ``ops.casting`` to a value.
+
+def tl_float_to_int64(x):
+    return int(casting.cast_value(x, "int64"))
+
+
+def tl_float_to_int32(x):
+    return int(casting.cast_value(x, "int32"))
+
+
+def tl_float_to_int16(x):
+    return int(casting.cast_value(x, "int16"))
+
+
+def tl_float_to_int8(x):
+    return int(casting.cast_value(x, "int8"))
+
+
+def tl_float_to_uint8(x):
+    return int(casting.cast_value(x, "uint8"))
+
+
+def _float_to_int(via):
+    """An overload of ``tl_float_to_<via>`` (int32/int64) for Numba's argument types."""
+    ity = getattr(np, via)
+    low = int(np.iinfo(via).min)
+
+    def typer(x):
+        if isinstance(x, types.Float):
+            fty = np.float32 if x.bitwidth == 32 else np.float64
+            lo, hi, least = fty(low), fty(-low), ity(low)
+            top = np.nextafter(hi, fty(0))  # the largest float below -MIN
+
+            def impl(x):
+                t = ity(min(max(lo, x), top))
+                return t + (least - t) * ity(not ((x >= lo) & (x < hi)))
+            return impl
+        if isinstance(x, (types.Integer, types.Boolean)):
+            return lambda x: ity(x)
+        return None
+    return typer
+
+
+def _wrapped(to, via):
+    """An overload of ``tl_float_to_<to>``: the ``via`` conversion, wrapped to ``to``."""
+    ity = getattr(np, to)
+
+    def typer(x):
+        if isinstance(x, types.Float):
+            return lambda x: ity(via(x))
+        if isinstance(x, (types.Integer, types.Boolean)):
+            return lambda x: ity(x)
+        return None
+    return typer
+
+
+overload(tl_float_to_int64, inline="always")(_float_to_int("int64"))
+overload(tl_float_to_int32, inline="always")(_float_to_int("int32"))
+overload(tl_float_to_int16, inline="always")(_wrapped("int16", tl_float_to_int32))
+overload(tl_float_to_int8, inline="always")(_wrapped("int8", tl_float_to_int32))
+overload(tl_float_to_uint8, inline="always")(_wrapped("uint8", tl_float_to_int64))
 
 
 # ----- vectorizable float32 transcendental functions -----

@@ -3,11 +3,12 @@
 ``codegen`` renders a kernel per fusion group and kernel key (``layout`` decides indexing:
 contiguous with 16-byte vectors, or strided with broadcasting), ``compiler`` compiles with NVRTC
 or nvcc (no GPU needed), ``emulate`` runs the exact source on the CPU through ``shim.h`` and
-g++, ``runtime`` launches it on a GPU with CuPy.
+g++, ``runtime`` launches it on a GPU with CuPy.  ``torchlike.backends`` registers the last two
+as the fuser's ``cuda-emulated`` and ``cuda`` backends.
 """
 from .compiler import CudaCompileError, nvcc_compile, nvrtc_compile
 from .emulate import EmulatedCudaBackend
-from .runtime import CudaBackend, register_cuda_backends
+from .runtime import CudaBackend
 
 __all__ = ["CudaBackend", "EmulatedCudaBackend", "CudaCompileError", "nvrtc_compile",
-           "nvcc_compile", "register_cuda_backends"]
+           "nvcc_compile"]

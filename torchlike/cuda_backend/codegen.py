@@ -1,14 +1,16 @@
 """Render an analysed fusion group into the CUDA C source of one kernel module.
 
-Small tables drive it (tinygrad's renderers are the model): ``CTYPE`` names the C type a value
-of each dtype lives in (float16/bfloat16 live in ``float32``: loaded into float, computed in
-float, rounded once per op, stored back), ``STORAGE`` the element type of an array, ``literal``
-spells a constant exactly, and each op's expression is its registry entry's ``cuda`` template
-(``pick_template``: per-dtype overrides, ``{T}`` the compute dtype's name -- a C typedef in
-``prelude.cuh``).  The skeletons are ``kernel_templates``; how arrays are indexed is
-``layout.plan`` (the kernel key).  A rendered group::
+The walk over the ops is ``fuser.render.Renderer``'s, shared with the Numba renderer; small
+tables give it CUDA C's spellings (tinygrad's renderers are the model): ``CTYPE`` names the C
+type a value of each dtype lives in (float16/bfloat16 live in ``float32``: loaded into float,
+computed in float, rounded once per op, stored back), ``STORAGE`` the element type of an array,
+``literal`` spells a constant exactly (converted as ``ops/casting.py`` says), and each op's
+expression is its registry entry's ``cuda`` template (``pick_template``: per-dtype overrides,
+``{T}`` the compute dtype's name -- a C typedef in ``prelude.cuh``).  The skeletons are
+``kernel_templates``; how arrays are indexed is ``layout.plan`` (the kernel key).  A rendered
+group::
 
-    // torchlike CUDA kernel tl_fused_0f1e2d3c4b5a6978 (generator v1); fused: aten::mul, aten::tanh
+    // torchlike CUDA kernel tl_fused_0f1e2d3c4b5a6978 (generator v2); fused: aten::mul, aten::tanh
     ...prelude...
     extern "C" __global__ void __launch_bounds__(256) tl_fused_0f1e2d3c4b5a6978(
         const float32* __restrict__ in0, float32* __restrict__ out0, unsigned int n) {
@@ -35,16 +37,18 @@ import math
 import os
 import re
 import struct
-from typing import Dict, List, Optional, Tuple
+from dataclasses import dataclass
+from typing import List, Optional, Tuple
 
 import numpy as np
 
-from ..fuser.backend import GroupSpec, KernelSource, OpInfo, Unsupported
-from ..ir.graph import Value
+from ..fuser.backend import GroupSpec, KernelInfo, KernelSource, OpInfo, Unsupported, ValueKind
+from ..fuser.render import Renderer, uses_err
+from ..ops import casting
 from . import kernel_templates as kt
 from .layout import Plan, View
 
-VERSION = 1
+VERSION = 2
 BLOCK = 256
 
 CTYPE = {"bool": "bool_", "uint8": "uint8", "int8": "int8", "int16": "int16", "int32": "int32",
@@ -52,7 +56,6 @@ CTYPE = {"bool": "bool_", "uint8": "uint8", "int8": "int8", "int16": "int16", "i
          "float64": "float64"}
 STORAGE = dict(CTYPE, float16="__half", bfloat16="__nv_bfloat16")
 HALF = ("float16", "bfloat16")
-_PLACEHOLDER = re.compile(r"\{(\w+)\}")
 _INT_MIN = {"int32": "(-2147483647 - 1)", "int64": "(-9223372036854775807LL - 1)"}
 
 with open(os.path.join(os.path.dirname(__file__), "prelude.cuh")) as _f:
@@ -64,15 +67,15 @@ def _neg(text: str) -> str:
 
 
 def literal(value, dtype: str) -> str:
-    """``value`` converted to ``dtype`` as the interpreter converts a Python scalar (numpy's
-    ``astype``), spelled exactly: float32 with 9 significant digits and ``f``, float64 with 17,
-    inf/NaN as bit patterns, integers with their type."""
+    """``value`` converted to ``dtype`` as the interpreter converts a Python scalar
+    (``ops.casting``), spelled exactly: float32 with 9 significant digits and ``f``, float64
+    with 17, inf/NaN as bit patterns, integers with their type."""
     if value is None:
         return "tl_none_t()"
     if not isinstance(value, (bool, int, float, np.generic)):
         raise Unsupported(f"unsupported constant of type {type(value).__name__}")
     dtype = CTYPE[dtype].rstrip("_") if dtype in HALF else dtype
-    v = np.asarray(value).astype(dtype)[()]
+    v = casting.cast_value(value, dtype)
     if dtype == "bool":
         return "true" if v else "false"
     if dtype == "float32":
@@ -97,81 +100,62 @@ def literal(value, dtype: str) -> str:
     return f"(({dtype}){v})"
 
 
-def cast(expr: str, have: Optional[str], want: str) -> str:
-    """``expr`` (a C value holding dtype ``have``) as a value of ``want``'s C type."""
-    if have is not None and CTYPE[have] == CTYPE[want]:
-        return expr
-    return f"({CTYPE[want]}){expr}"
-
-
 def kernel_name(key: Tuple) -> str:
     return "tl_fused_" + hashlib.sha256(repr(key).encode()).hexdigest()[:16]
 
 
-class _Renderer:
+class _Renderer(Renderer):
+    """CUDA C's spellings on the shared walk (``fuser.render.Renderer``): typed literals,
+    C casts, ``const`` declarations; half types load into float and store through the
+    prelude's converters."""
+
+    language = "cuda"
+    NONE = "tl_none_t()"
+    TYPE = CTYPE
+    CAST = {d: f"({t}){{}}" for d, t in CTYPE.items()}
+    LOAD = {h: "tl_load({})" for h in HALF}
+    STORE = {"float16": "tl_to_half({})", "bfloat16": "tl_to_bf16({})"}
+    HALF = frozenset(HALF)
+
     def __init__(self, spec: GroupSpec, plan: Plan):
-        self.spec, self.plan = spec, plan
+        super().__init__(spec)
+        self.plan = plan
         self.uidx = "unsigned int" if plan.index_bits == 32 else "unsigned long long"
         self.sidx = "int" if plan.index_bits == 32 else "long long"
-        self.names: Dict[Value, str] = {}
-        self.half = any(v.dtype in HALF for v in plan.reads + plan.writes) or \
-            any(o.out_dtype in HALF for o in spec.ops)
+        self.half = bool(self.half_dtypes())
 
-    # -- op expressions -----------------------------------------------------------------------
-    def ref(self, r, want: str) -> str:
-        """An op argument as a C value of dtype ``want``."""
+    # -- the shared walk's hooks ----------------------------------------------------------------
+    def literal(self, value, dtype: str) -> str:
+        return literal(value, dtype)
+
+    def declare(self, name: str, dtype: str, value: str) -> str:
+        return f"const {CTYPE[dtype]} {name} = {value};"
+
+    def assign(self, target: str, value: str) -> str:
+        return f"{target} = {value};"
+
+    def scalar_name(self, index: int) -> str:
+        return f"s{index}"
+
+    def attribute(self, o: OpInfo, name: str, r) -> str:
         info = self.spec.info(r)
-        if info.kind == "const":
-            return literal(info.const, want)
-        name = f"s{info.input}" if info.kind == "scalar" else self.names[r]
-        return cast(name, info.carrier, want)
+        if info.kind == ValueKind.CONST and isinstance(info.const, str):
+            raise Unsupported(f"compile failed: template of {o.op.name} renders the string "
+                              f"attribute {name}")
+        return super().attribute(o, name, r)
 
-    def op_expr(self, o: OpInfo) -> str:
-        text = o.template_text("cuda")
-        operands = dict(zip(o.op.operand_names, zip(o.operands, o.operand_dtypes)))
+    def result(self, o: OpInfo, expr: str) -> str:
+        """Half-precision results are computed in float and rounded once (prelude helpers)."""
+        out = o.out_dtype
+        if out in HALF:
+            arg = expr if CTYPE[o.compute] == "float32" else f"(float64)({expr})"
+            return f"tl_round_{'half' if out == 'float16' else 'bf16'}({arg})"
+        return super().result(o, expr)
 
-        def fill(m):
-            name = m.group(1)
-            if name in operands:
-                r, want = operands[name]
-                return "tl_none_t()" if r is None else self.ref(r, want)
-            if name in o.attrs:
-                # Attributes meet the op's operands in its compute dtype, as a Python scalar
-                # meets an array of that dtype in the interpreter.
-                r = o.attrs[name]
-                if self.spec.info(r).kind == "const" and isinstance(self.spec.info(r).const, str):
-                    raise Unsupported(f"compile failed: template of {o.op.name} renders the "
-                                      f"string attribute {name}")
-                return self.ref(r, o.compute)
-            raise Unsupported(f"compile failed: template of {o.op.name} names unknown {{{name}}}")
-        return _PLACEHOLDER.sub(fill, text)
-
-    # -- statements ---------------------------------------------------------------------------
-    def load(self, v: View, element: str) -> str:
-        return f"tl_load({element})" if v.dtype in HALF else element
-
-    def store(self, v: View, value: str) -> str:
-        return {"float16": f"tl_to_half({value})",
-                "bfloat16": f"tl_to_bf16({value})"}.get(v.dtype, value)
-
-    def body(self, element, indent: str) -> List[str]:
-        """Loads, one statement per op, stores.  ``element(view) -> C lvalue``."""
-        spec, lines = self.spec, []
-        for k, v in enumerate(self.plan.reads):
-            self.names[v.value] = f"a{k}"
-            lines.append(f"const {CTYPE[v.dtype]} a{k} = {self.load(v, element(v))};")
-        for k, o in enumerate(spec.ops):
-            self.names[o.node.output()] = f"v{k}"
-            expr = self.op_expr(o)
-            out = o.out_dtype
-            if out in HALF:
-                arg = expr if CTYPE[o.compute] == "float32" else f"(float64)({expr})"
-                value = f"tl_round_{'half' if out == 'float16' else 'bf16'}({arg})"
-            else:
-                value = f"({CTYPE[out]})({expr})"
-            lines.append(f"const {CTYPE[out]} v{k} = {value};")
-        for v in self.plan.writes:
-            lines.append(f"{element(v)} = {self.store(v, self.names[v.value])};")
+    def statements(self, element, indent: str) -> List[str]:
+        """The shared body with ``element(view) -> C lvalue`` for reads and writes."""
+        reads, writes = self.plan.reads, self.plan.writes
+        lines = self.body(lambda k, v: element(reads[k]), lambda j, v: element(writes[j]))
         return [indent + s for s in lines]
 
     def pointer(self, v: View) -> str:
@@ -229,15 +213,33 @@ class _Renderer:
         return out
 
 
+@dataclass(frozen=True)
+class CudaKernelInfo(KernelInfo):
+    """What the launchers (``launch.bind``) and compilers need: the entry points (the scalar
+    kernel, then ``<name>_vec`` when there is a vector path), the parameters as (C type, name)
+    in launch order (before ``err``), and the plan the code was generated for (``plan_key``,
+    with its ``path``, ``vector`` width, ``index_bits``, whether arguments travel in a
+    ``table``, and the ``max_param_bytes`` it was planned under)."""
+
+    entries: Tuple[str, ...] = ()
+    params: Tuple[Tuple[str, str], ...] = ()
+    vector: int = 0
+    table: bool = False
+    index_bits: int = 32
+    path: str = "contig"
+    plan_key: Tuple = ()
+    max_param_bytes: Optional[int] = None
+
+
 def render(spec: GroupSpec, plan: Plan, key: Tuple) -> KernelSource:
     """The kernel module for ``spec`` (see the module docstring)."""
     r = _Renderer(spec, plan)
     name = kernel_name(key)
     if plan.path == "contig":
-        scalar_body = r.body(r.flat_element, "    ")
+        scalar_body = r.statements(r.flat_element, "    ")
     else:
-        scalar_body = ["    " + s for s in r.unravel()] + r.body(r.strided_element, "    ")
-    plan.uses_err = any(re.search(r"\berr\b", s) for s in scalar_body)
+        scalar_body = ["    " + s for s in r.unravel()] + r.statements(r.strided_element, "    ")
+    plan.uses_err = uses_err(scalar_body)
     params = r.params()
     if plan.table:
         decls = [(t, n) for t, n in params]
@@ -273,10 +275,11 @@ def render(spec: GroupSpec, plan: Plan, key: Tuple) -> KernelSource:
     ops = ", ".join(o.op.name for o in spec.ops) or "(copy)"
     source = kt.MODULE.format(name=name, version=VERSION, ops=ops, defines=defines,
                               prelude=PRELUDE, entries="\n".join(entries))
-    info = {"entries": [name] + ([name + "_vec"] if len(entries) > 1 else []),
-            "params": params, "uses_err": plan.uses_err, "vector": plan.vector,
-            "table": plan.table, "index_bits": plan.index_bits, "path": plan.path,
-            "plan_key": plan.key(), "max_param_bytes": plan.max_param_bytes}
+    info = CudaKernelInfo(uses_err=plan.uses_err,
+                          entries=(name,) + ((name + "_vec",) if len(entries) > 1 else ()),
+                          params=tuple(params), vector=plan.vector, table=plan.table,
+                          index_bits=plan.index_bits, path=plan.path, plan_key=plan.key(),
+                          max_param_bytes=plan.max_param_bytes)
     return KernelSource(name, source, key, info)
 
 
@@ -293,7 +296,7 @@ def _vector_body(r: _Renderer, plan: Plan, scalar_body: List[str]) -> str:
 
     def element(v: View) -> str:
         return f"L{plan.reads.index(v)}.v[u]" if v.output < 0 else f"R{v.output}.v[u]"
-    body = r.body(element, "      ")
+    body = r.statements(element, "      ")
     main = kt.VECTOR.format(uidx=r.uidx, vec=V, loads="\n".join(loads) + "\n" if loads else "",
                             body="\n".join(body) + "\n",
                             stores="\n".join(stores) + "\n" if stores else "")

@@ -38,8 +38,10 @@ from ..fuser.backend import ArraySpec, Backend, GroupSpec, KernelSource, Unsuppo
 from ..fuser.cache import kernel_dir
 from ..fuser.stats import bump
 from . import codegen
+from .codegen import CudaKernelInfo
 from .compiler import CudaCompileError
 from .launch import bind
+from .layout import plan
 
 SHIM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "shim.h")
 GXX_FLAGS = ["-O1", "-std=c++17", "-DTL_EMULATE", "-fwrapv", "-fPIC", "-shared", "-w"]
@@ -51,9 +53,9 @@ _LIBS: Dict[str, ctypes.CDLL] = {}  # source hash -> library holding that kernel
 
 
 def _c_params(source: KernelSource) -> List[str]:
-    info = source.info
-    types = ["const long long*"] if info["table"] else [t for t, _ in info["params"]]
-    return types + (["int*"] if info["uses_err"] else [])
+    info: CudaKernelInfo = source.info
+    types = ["const long long*"] if info.table else [t for t, _ in info.params]
+    return types + (["int*"] if info.uses_err else [])
 
 
 def launcher_source(source: KernelSource) -> str:
@@ -61,7 +63,7 @@ def launcher_source(source: KernelSource) -> str:
     out = []
     types = _c_params(source)
     call_args = ", ".join(f"*({t}*)args[{k}]" for k, t in enumerate(types))
-    for entry in source.info["entries"]:
+    for entry in source.info.entries:
         out.append(f'extern "C" void tl_launch_{entry}(void** args, unsigned grid, '
                    f'unsigned block) {{\n'
                    f'  gridDim = {{grid, 1, 1}}; blockDim = {{block, 1, 1}};\n'
@@ -192,12 +194,10 @@ class EmulatedCudaBackend(Backend):
         return None
 
     def kernel_key(self, spec: GroupSpec) -> Tuple:
-        from .layout import plan
         p = plan(spec, self.max_param_bytes)
         return (self.name, codegen.VERSION, spec.structure, spec.input_key(), p.key())
 
     def generate(self, spec: GroupSpec) -> KernelSource:
-        from .layout import plan
         p = plan(spec, self.max_param_bytes)
         key = (self.name, codegen.VERSION, spec.structure, spec.input_key(), p.key())
         return codegen.render(spec, p, key)

@@ -18,8 +18,11 @@ from typing import Any, Callable, List, Sequence
 
 import numpy as np
 
-from ..fuser.backend import GroupSpec, KernelSource, Unsupported, output_plan
-from .layout import ITEMSIZE, plan as make_plan
+from ..fuser.backend import GroupSpec, KernelSource, Unsupported
+from ..fuser.kernel_spec import output_assembler, output_plan
+from .codegen import CudaKernelInfo
+from .layout import ITEMSIZE
+from .layout import plan as make_plan
 
 # C parameter type -> how a Python value is packed (struct format)
 PACK = {"unsigned int": "I", "unsigned long long": "Q", "int": "i", "long long": "q",
@@ -37,7 +40,7 @@ def pack_kind(ctype: str) -> str:
 def table_of(params, values) -> np.ndarray:
     """All kernel arguments as one int64 array (doubles as their bits, bools as 0/1)."""
     out = np.empty(len(values), np.int64)
-    for k, ((ctype, _), v) in enumerate(zip(params, values)):
+    for k, ((ctype, _), v) in enumerate(zip(params, values, strict=True)):
         kind = pack_kind(ctype)
         if kind == "d":
             out[k] = struct.unpack("<q", struct.pack("<d", float(v)))[0]
@@ -50,19 +53,19 @@ def table_of(params, values) -> np.ndarray:
 
 
 def bind(source: KernelSource, spec: GroupSpec, on_error: Callable, device) -> Callable:
-    p = make_plan(spec, source.info.get("max_param_bytes"))
-    if p.key() != source.info["plan_key"]:  # the kernel key covers the plan; never expected
+    info: CudaKernelInfo = source.info
+    p = make_plan(spec, info.max_param_bytes)
+    if p.key() != info.plan_key:  # the kernel key covers the plan; never expected
         raise Unsupported("compile failed: kernel plan does not match its key")
-    info = source.info
-    params, entries, V = info["params"], info["entries"], info["vector"]
+    params, entries, V = info.params, info.entries, info.vector
     alloc = [(v.shape, storage_dtype(v.dtype)) for v in p.writes]
     reads = [(v.input, v.offset * ITEMSIZE[v.dtype], V * ITEMSIZE[v.dtype]) for v in p.reads]
     out_align = [V * ITEMSIZE[v.dtype] for v in p.writes]
     index_args = p.index_args()
     scalars = p.scalars
     n = p.n
-    plan_out = output_plan(spec, [v.value for v in p.writes])
-    uses_err, table = info["uses_err"], info["table"]
+    assemble = output_assembler(output_plan(spec, [v.value for v in p.writes]))
+    uses_err, table = info.uses_err, info.table
     pointer, empty = device.pointer, device.empty
 
     def launcher(args: Sequence[Any]) -> List[Any]:
@@ -71,8 +74,9 @@ def bind(source: KernelSource, spec: GroupSpec, on_error: Callable, device) -> C
             ptrs = [pointer(args[i]) + off for i, off, _ in reads]
             optrs = [pointer(r) for r in res]
             entry = entries[0]
-            if len(entries) > 1 and all(q % a == 0 for q, (_, _, a) in zip(ptrs, reads)) \
-                    and all(q % a == 0 for q, a in zip(optrs, out_align)):
+            if len(entries) > 1 \
+                    and all(q % a == 0 for q, (_, _, a) in zip(ptrs, reads, strict=True)) \
+                    and all(q % a == 0 for q, a in zip(optrs, out_align, strict=True)):
                 entry = entries[1]
             values = ptrs + [args[i] for i in scalars] + optrs + index_args
             err = device.zeros_err() if uses_err else None
@@ -81,11 +85,11 @@ def bind(source: KernelSource, spec: GroupSpec, on_error: Callable, device) -> C
                 device.launch(entry, [("Q", tptr)] + ([("Q", device.pointer(err))] if uses_err
                                                      else []), n, keep)
             else:
-                packed = [(pack_kind(t), v) for (t, _), v in zip(params, values)]
+                packed = [(pack_kind(t), v) for (t, _), v in zip(params, values, strict=True)]
                 if uses_err:
                     packed.append(("Q", device.pointer(err)))
                 device.launch(entry, packed, n, None)
             if uses_err and device.read_err(err):
                 on_error(args)
-        return [res[x] if k == 0 else args[x] if k == 1 else x for k, x in plan_out]
+        return res if assemble is None else assemble(res, args)
     return launcher

@@ -25,8 +25,8 @@ from typing import List, Optional, Tuple
 import numpy as np
 
 from ..fuser.backend import ArraySpec, GroupSpec, Unsupported
+from ..fuser.kernel_spec import kernel_outputs
 from ..ir.graph import Value
-from ..cpu_backend.codegen import kernel_outputs  # language-neutral: which outputs a kernel writes
 
 MAX_PARAM_BYTES = 4000  # < 4096 (CUDA < 12.1); every parameter is counted as 8 bytes
 VECTOR_BYTES = 16
@@ -95,7 +95,7 @@ class Plan:
 
 def _c_contiguous(shape, strides_elems) -> bool:
     expect = 1
-    for size, st in zip(reversed(shape), reversed(strides_elems)):
+    for size, st in zip(reversed(shape), reversed(strides_elems), strict=True):
         if size != 1 and st != expect:
             return False
         expect *= size
@@ -106,7 +106,7 @@ def _view(value, dtype, shape, strides, iter_shape, offset=0) -> View:
     """Strides per iteration dim: the view's dims align with the last ones."""
     rank = len(iter_shape)
     per_dim = [0] * rank
-    for j, (size, st) in enumerate(zip(shape, strides)):
+    for j, (size, st) in enumerate(zip(shape, strides, strict=True)):
         if size != 1:
             per_dim[rank - len(shape) + j] = st
     direct = tuple(shape) == tuple(iter_shape) and _c_contiguous(shape, strides)
@@ -122,7 +122,8 @@ def _elem_strides(s: ArraySpec) -> Tuple[int, ...]:
 
 def _extent(v: View, iter_shape) -> int:
     """The largest |offset| in elements the view reaches."""
-    return abs(v.offset) + sum((size - 1) * abs(st) for size, st in zip(iter_shape, v.strides))
+    return abs(v.offset) + sum((size - 1) * abs(st)
+                               for size, st in zip(iter_shape, v.strides, strict=True))
 
 
 def plan(spec: GroupSpec, max_param_bytes: Optional[int] = None) -> Plan:

@@ -50,6 +50,27 @@ TL_DEV bool tl_is_neg(int64 x) { return x < 0; }
 TL_DEV bool tl_is_neg(float x) { return x < 0; }
 TL_DEV bool tl_is_neg(double x) { return x < 0; }
 
+// ----- dtype conversions: float -> integer as torchlike/ops/casting.py defines it -----
+// (T)x of a float that does not fit is undefined in C++ (a GPU's cvt saturates, x86's cvtt gives
+// the "integer indefinite" INT_MIN), so the kernels spell PyTorch's x86 result out: trunc(x)
+// when MIN <= x < -MIN of the type it goes through (both bounds exact in float and double; NaN
+// fails), else MIN; int8/int16 wrap the int32 result, uint8 the int64 one.
+#define TL_FLOAT_TO(T, F, lo, hi, least) \
+  TL_DEV T tl_float_to_##T(F x) { return (x >= lo && x < hi) ? (T)x : (T)(least); }
+TL_FLOAT_TO(int32, float, -2147483648.0f, 2147483648.0f, -2147483647 - 1)
+TL_FLOAT_TO(int32, double, -2147483648.0, 2147483648.0, -2147483647 - 1)
+TL_FLOAT_TO(int64, float, -9223372036854775808.0f, 9223372036854775808.0f,
+            -9223372036854775807LL - 1)
+TL_FLOAT_TO(int64, double, -9223372036854775808.0, 9223372036854775808.0,
+            -9223372036854775807LL - 1)
+#undef TL_FLOAT_TO
+TL_DEV int16 tl_float_to_int16(float x) { return (int16)tl_float_to_int32(x); }
+TL_DEV int16 tl_float_to_int16(double x) { return (int16)tl_float_to_int32(x); }
+TL_DEV int8 tl_float_to_int8(float x) { return (int8)tl_float_to_int32(x); }
+TL_DEV int8 tl_float_to_int8(double x) { return (int8)tl_float_to_int32(x); }
+TL_DEV uint8 tl_float_to_uint8(float x) { return (uint8)tl_float_to_int64(x); }
+TL_DEV uint8 tl_float_to_uint8(double x) { return (uint8)tl_float_to_int64(x); }
+
 // ----- float math: one name, the float and double functions of the CUDA math library -----
 #define TL_UNARY(name, f32, f64) \
   TL_DEV float tl_##name(float x) { return f32(x); } \
@@ -225,10 +246,12 @@ template <typename T> TL_DEV T tl_frac(T x) { return x - tl_trunc(x); }
 #endif
 TL_DEV float tl_load(__half h) { return __half2float(h); }
 TL_DEV float tl_load(__nv_bfloat16 h) { return __bfloat162float(h); }
+// A double rounds to float first, then to half: PyTorch's c10::Half(double) converts through
+// float (torchlike/ops/casting.py: two roundings, e.g. 1 + 2^-11 + 2^-40 -> 1.0).
 TL_DEV __half tl_to_half(float x) { return __float2half_rn(x); }
-TL_DEV __half tl_to_half(double x) { return __double2half(x); }
+TL_DEV __half tl_to_half(double x) { return __float2half_rn((float)x); }
 TL_DEV __nv_bfloat16 tl_to_bf16(float x) { return __float2bfloat16_rn(x); }
-TL_DEV __nv_bfloat16 tl_to_bf16(double x) { return __double2bfloat16(x); }
+TL_DEV __nv_bfloat16 tl_to_bf16(double x) { return __float2bfloat16_rn((float)x); }
 template <typename T> TL_DEV float tl_round_half(T x) { return __half2float(tl_to_half(x)); }
 template <typename T> TL_DEV float tl_round_bf16(T x) { return __bfloat162float(tl_to_bf16(x)); }
 #endif  // TL_PRELUDE_HALF

@@ -15,6 +15,7 @@ from typing import Optional, Tuple
 import numpy as np
 
 from ..fuser.backend import ArraySpec, Backend, GroupSpec, KernelSource, Unsupported
+from ..fuser.cache import kernel_dir
 from ..fuser.stats import bump
 from . import codegen
 from .codegen import BLOCK
@@ -117,11 +118,10 @@ class CudaBackend(Backend):
     def compile(self, source: KernelSource) -> CudaKernel:
         import cupy
         if os.environ.get("TORCHLIKE_CACHE_DIR") and "CUPY_CACHE_DIR" not in os.environ:
-            from ..fuser.cache import kernel_dir
             os.environ["CUPY_CACHE_DIR"] = kernel_dir("cuda")
         try:
             module = cupy.RawModule(code=source.source, options=rawmodule_options())
-            for entry in source.info["entries"]:
+            for entry in source.info.entries:
                 module.get_function(entry)  # compiles (or loads from CuPy's disk cache) now
         except Exception as e:
             first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
@@ -133,15 +133,4 @@ class CudaBackend(Backend):
         return CudaKernel(source, module, self._sm_count)
 
 
-def register_cuda_backends(register=None) -> None:
-    """Add ``cuda`` (CuPy on a GPU) and ``cuda-emulated`` (the same kernels on the CPU, numpy
-    arrays) to the fuser's backend table; ``register(name, factory)`` defaults to
-    ``fuser.backend.register_backend``."""
-    if register is None:
-        from ..fuser.backend import register_backend as register
-    from .emulate import EmulatedCudaBackend
-    register("cuda", CudaBackend)
-    register("cuda-emulated", EmulatedCudaBackend)
-
-
-__all__ = ["CudaBackend", "CudaKernel", "register_cuda_backends", "rawmodule_options"]
+__all__ = ["CudaBackend", "CudaKernel", "rawmodule_options"]

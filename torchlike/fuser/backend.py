@@ -11,10 +11,12 @@ A backend then turns that ``GroupSpec`` into a kernel::
     src = backend.generate(spec)        # KernelSource(name, source, key, info)
     kernel = backend.compile(src)       # kernel.bind(spec) -> launcher(args) -> outputs
 
-Backends are looked up by name in ``BACKENDS`` (``register_backend`` adds one): ``cpu`` (Numba),
-``cuda`` (CUDA C through CuPy on a GPU), ``cuda-emulated`` (the same CUDA C run on the CPU through
-g++, for testing without a GPU) and ``interpreter``.  Each is created on first use; generating
-code needs no device, running it needs ``available()``.
+Backends are looked up by name (``get_backend_impl``) in a registry that ``register_backend``
+fills.  The fuser itself registers only ``interpreter`` and never imports a backend: the table
+of the others -- ``cpu`` (Numba), ``cuda`` (CUDA C through CuPy on a GPU), ``cuda-emulated``
+(the same CUDA C run on the CPU through g++, for testing without a GPU) -- is
+``torchlike.backends``, at the top of the package, which ``import torchlike`` installs.  Each is
+created on first use; generating code needs no device, running it needs ``available()``.
 
 ``analyze`` raises ``Unsupported(reason)`` for what no kernel can express (the executor falls
 back and counts the reason) and ``InterpretInstead`` when the interpreter should run the group
@@ -23,6 +25,7 @@ operands).
 """
 from __future__ import annotations
 
+import enum
 import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
@@ -31,9 +34,9 @@ import numpy as np
 
 from ..interpreter import constant_runtime_value
 from ..ir.graph import Graph, Node, Value
+from ..ops import elementwise_base as ew
 from ..ops import registry
 from ..ops.dtypes import ALL_DTYPES, Priority
-from ..ops import elementwise_base as ew
 from ..ops.elementwise_base import signature_dtypes
 
 CONSTANT_CHUNK = "prim::ConstantChunk"
@@ -96,15 +99,25 @@ def signature_of(args: Sequence[Any]) -> Tuple:
 
 # -- the analysed group --------------------------------------------------------------------------
 
+class ValueKind(str, enum.Enum):
+    """What a subgraph value is (a ``str`` enum: ``ValueKind.CONST == "const"``)."""
+
+    ARRAY = "array"          # an input array, or chunk ``chunk=(k, n, dim)`` of one
+    SCALAR = "scalar"        # a Python-scalar input
+    CONST = "const"          # a constant, value in ``const``
+    OP = "op"                # an op's array result
+    SCALAR_OP = "scalar_op"  # TorchScript scalar arithmetic: no array operand, a Python scalar
+
+    __hash__ = str.__hash__  # equal to its string, so hashed like it too
+
+
 @dataclass
 class ValueInfo:
-    """``kind``: ``array`` (an input array, or chunk ``chunk=(k, n, dim)`` of one), ``scalar``
-    (a Python-scalar input), ``const`` (a constant, value in ``const``), ``op`` (an op's array
-    result), ``scalar_op`` (TorchScript scalar arithmetic: no array operand, a Python scalar).
-    ``dtype``/``priority`` are what promotion sees; ``carrier`` the dtype the value holds in code
-    (a Python float promotes as float32 but is a double)."""
+    """One value of the group (``kind``: see ``ValueKind``).  ``dtype``/``priority`` are what
+    promotion sees; ``carrier`` the dtype the value holds in code (a Python float promotes as
+    float32 but is a double)."""
 
-    kind: str
+    kind: ValueKind
     dtype: Optional[str]
     priority: Priority
     carrier: Optional[str] = None
@@ -117,6 +130,8 @@ class ValueInfo:
     def mask(self) -> Tuple[bool, ...]:
         return tuple(s == 1 for s in self.shape)
 
+
+_ARRAYS = (ValueKind.ARRAY, ValueKind.OP)
 
 Ref = Union[Value, ValueInfo]  # an op argument: a subgraph value, or a literal (ValueInfo const)
 
@@ -189,21 +204,21 @@ def _const_info(v: Any) -> ValueInfo:
         raise Unsupported("unsupported tensor constant")
     dt = _SCALAR_DTYPE.get(type(v))
     carrier = {"float32": "float64"}.get(dt, dt)
-    return ValueInfo("const", dt, Priority.WRAPPED, carrier, const=v)
+    return ValueInfo(ValueKind.CONST, dt, Priority.WRAPPED, carrier, const=v)
 
 
 def analyze(sub: Graph, signature: Tuple, structure: Optional[str] = None) -> GroupSpec:
     """Dtypes, shapes and chunk indexing of every value of ``sub`` for ``signature``."""
     values: Dict[Value, ValueInfo] = {}
-    for i, (param, s) in enumerate(zip(sub.inputs, signature)):
+    for i, (param, s) in enumerate(zip(sub.inputs, signature, strict=False)):
         if isinstance(s, ArraySpec):
             if s.dtype not in ALL_DTYPES:
                 raise Unsupported(f"unsupported dtype {s.dtype}")
             prio = Priority.DIM if s.rank else Priority.ZERO_DIM
-            values[param] = ValueInfo("array", s.dtype, prio, s.dtype, s.shape, input=i)
+            values[param] = ValueInfo(ValueKind.ARRAY, s.dtype, prio, s.dtype, s.shape, input=i)
         elif s in _SCALAR_DTYPE:
             dt = _SCALAR_DTYPE[s]
-            values[param] = ValueInfo("scalar", dt, Priority.WRAPPED,
+            values[param] = ValueInfo(ValueKind.SCALAR, dt, Priority.WRAPPED,
                                       "float64" if s is float else dt, input=i)
         else:
             raise Unsupported(f"unsupported input type {s.__name__}")
@@ -218,9 +233,9 @@ def analyze(sub: Graph, signature: Tuple, structure: Optional[str] = None) -> Gr
             ops.append(_op(node, values, used))
     for out in sub.outputs:
         info = values[out]
-        if info.kind == "scalar_op":
+        if info.kind == ValueKind.SCALAR_OP:
             raise Unsupported("unsupported scalar output of a fusion group")
-        if info.kind == "array" and info.chunk is not None:
+        if info.kind == ValueKind.ARRAY and info.chunk is not None:
             used[out] = None
     shapes = [values[v].shape for v in used] + [values[o.node.output()].shape for o in ops]
     try:
@@ -233,7 +248,7 @@ def analyze(sub: Graph, signature: Tuple, structure: Optional[str] = None) -> Gr
 
 def _chunk(node: Node, values: Dict[Value, ValueInfo]) -> None:
     src = values[node.inputs[0]]
-    if src.kind != "array" or src.chunk is not None:
+    if src.kind != ValueKind.ARRAY or src.chunk is not None:
         raise Unsupported("unsupported prim::ConstantChunk of a value computed in the group")
     n, dim = int(node.attrs["chunks"]), int(node.attrs["dim"])
     rank = len(src.shape)
@@ -244,7 +259,7 @@ def _chunk(node: Node, values: Dict[Value, ValueInfo]) -> None:
         raise Unsupported("unsupported prim::ConstantChunk into unequal pieces")
     shape = src.shape[:dim] + (src.shape[dim] // n,) + src.shape[dim + 1:]
     for k, out in enumerate(node.outputs):
-        values[out] = ValueInfo("array", src.dtype, Priority.DIM, src.dtype, shape,
+        values[out] = ValueInfo(ValueKind.ARRAY, src.dtype, Priority.DIM, src.dtype, shape,
                                 input=src.input, chunk=(k, n, dim))
 
 
@@ -252,7 +267,7 @@ def _op(node: Node, values: Dict[Value, ValueInfo], used: Dict[Value, None]) -> 
     op = registry.lookup(node.kind)
     if op is None or not op.is_elementwise or len(node.outputs) != 1:
         raise Unsupported(f"unsupported op {node.kind}")
-    raw = [values[v].const if values[v].kind == "const" else v for v in node.inputs]
+    raw = [values[v].const if values[v].kind == ValueKind.CONST else v for v in node.inputs]
     try:
         args = ew.normalize_args(op, raw)
     except Exception:
@@ -260,19 +275,19 @@ def _op(node: Node, values: Dict[Value, ValueInfo], used: Dict[Value, None]) -> 
     items = [a if isinstance(a, Value) else _const_info(a) for a in args]
     operands, attrs, attr_values = [], {}, {}
     info = lambda r: r if isinstance(r, ValueInfo) else values[r]  # noqa: E731
-    for p, ref in zip(op.params, items):
+    for p, ref in zip(op.params, items, strict=False):
         i = info(ref)
         if p.is_operand:
-            operands.append(None if i.kind == "const" and i.const is None else ref)
-            if i.kind == "array":
+            operands.append(None if i.kind == ValueKind.CONST and i.const is None else ref)
+            if i.kind == ValueKind.ARRAY:
                 used[ref] = None
         else:
             attrs[p.name] = ref
-            if i.kind == "const":
+            if i.kind == ValueKind.CONST:
                 attr_values[p.name] = i.const
-            elif i.kind not in ("scalar", "scalar_op"):
+            elif i.kind not in (ValueKind.SCALAR, ValueKind.SCALAR_OP):
                 raise Unsupported(f"unsupported non-constant attribute {p.name} of {node.kind}")
-    scalar = not any(info(r).kind in ("array", "op") for r in operands if r is not None)
+    scalar = not any(info(r).kind in _ARRAYS for r in operands if r is not None)
     if op.precheck is not None:
         _precheck(op, node, operands, attrs, attr_values, info)
     keep = op.kept
@@ -292,13 +307,13 @@ def _op(node: Node, values: Dict[Value, ValueInfo], used: Dict[Value, None]) -> 
         if dt not in ALL_DTYPES:
             raise Unsupported(f"unsupported dtype {dt}")
     op_dtypes = [None if r is None else (info(r).carrier if name in keep else compute)
-                 for name, r in zip(op.operand_names, operands)]
+                 for name, r in zip(op.operand_names, operands, strict=True)]
     if scalar:
         promo = {"float64": "float32"}.get(out, out)
-        values[node.output()] = ValueInfo("scalar_op", promo, Priority.WRAPPED, out)
+        values[node.output()] = ValueInfo(ValueKind.SCALAR_OP, promo, Priority.WRAPPED, out)
     else:
         prio = Priority.DIM if shape else Priority.ZERO_DIM
-        values[node.output()] = ValueInfo("op", out, prio, out, shape)
+        values[node.output()] = ValueInfo(ValueKind.OP, out, prio, out, shape)
     return OpInfo(node, op, operands, attrs, attr_values, compute, op_dtypes, out, scalar)
 
 
@@ -309,12 +324,12 @@ def _precheck(op, node, operands, attrs, attr_values, info) -> None:
         if ref is None:
             return None
         i = info(ref)
-        if i.kind in ("array", "op"):
+        if i.kind in _ARRAYS:
             return np.zeros((), dtype=i.dtype if i.dtype != "bfloat16" else "float32")
-        if i.kind == "const":
+        if i.kind == ValueKind.CONST:
             return i.const
         raise Unsupported(f"unsupported value-dependent check of {node.kind} on a runtime scalar")
-    if any(info(r).kind != "const" for r in attrs.values()):
+    if any(info(r).kind != ValueKind.CONST for r in attrs.values()):
         raise Unsupported(f"unsupported value-dependent check of {node.kind} on a runtime scalar")
     try:
         op.precheck([stand_in(r) for r in operands], dict(attr_values))
@@ -324,32 +339,31 @@ def _precheck(op, node, operands, attrs, attr_values, info) -> None:
 
 # -- the backend interface -----------------------------------------------------------------------
 
-def output_plan(spec: "GroupSpec", written: Sequence[Value]) -> List[Tuple[int, Any]]:
-    """How a launcher produces each group output, given the values its kernel writes (in
-    order): ``(0, j)`` the kernel's j-th output array, ``(1, i)`` the group's input ``i``
-    passed straight through, ``(2, value)`` a constant."""
-    slot = {v: j for j, v in enumerate(written)}
-    plan: List[Tuple[int, Any]] = []
-    for v in spec.outputs:
-        info = spec.values[v]
-        if v in slot:
-            plan.append((0, slot[v]))
-        elif info.kind in ("array", "scalar"):
-            plan.append((1, info.input))
-        else:
-            plan.append((2, constant_runtime_value(v.node, np)))
-    return plan
+@dataclass(frozen=True)
+class KernelInfo:
+    """What a backend's ``compile`` and launchers need to know about generated code beyond its
+    text; each backend extends it (``NumbaKernelInfo``, ``CudaKernelInfo``).  ``uses_err``: the
+    kernel takes the integer-division-by-zero flag ``err``."""
+
+    uses_err: bool = False
+
+    def __getitem__(self, name: str) -> Any:
+        """``info["path"]``: the mapping-style access of the untyped dict this replaced."""
+        try:
+            return getattr(self, name)
+        except AttributeError:
+            raise KeyError(name) from None
 
 
 @dataclass(frozen=True)
 class KernelSource:
     """Generated code: ``name`` (the kernel function), ``source`` (the whole module text),
-    ``key`` (the kernel key it was generated for), ``info`` (whatever ``compile`` needs)."""
+    ``key`` (the kernel key it was generated for), ``info`` (what ``compile`` needs)."""
 
     name: str
     source: str
     key: Tuple
-    info: Dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    info: KernelInfo = field(default_factory=KernelInfo, compare=False, hash=False)
 
 
 class Backend:
@@ -386,11 +400,15 @@ class InterpreterBackend(Backend):
         return True, ""
 
 
+# -- the registry (filled from the top: ``torchlike.backends``) ----------------------------------
+
 BACKENDS: Dict[str, Callable[[], Backend]] = {}
 _instances: Dict[str, Backend] = {}
 
 
 def register_backend(name: str, factory: Callable[[], Backend]) -> None:
+    """Make ``factory()`` the backend called ``name`` (replacing any previous one); it is
+    called on first use and may raise ImportError (the backend is then missing)."""
     BACKENDS[name] = factory
     _instances.pop(name, None)
 
@@ -407,24 +425,4 @@ def get_backend_impl(name: str) -> Optional[Backend]:
     return backend
 
 
-# Factories import lazily: ``import torchlike`` needs neither numba nor cupy, and a backend whose
-# package is missing reports it through ``available()`` (the executor falls back, counting why).
-def _cpu() -> Backend:
-    from ..cpu_backend import CpuBackend
-    return CpuBackend()
-
-
-def _cuda() -> Backend:
-    from ..cuda_backend.runtime import CudaBackend
-    return CudaBackend()
-
-
-def _cuda_emulated() -> Backend:
-    from ..cuda_backend.emulate import EmulatedCudaBackend
-    return EmulatedCudaBackend()
-
-
-register_backend("cpu", _cpu)
-register_backend("cuda", _cuda)
-register_backend("cuda-emulated", _cuda_emulated)
 register_backend("interpreter", InterpreterBackend)

@@ -11,8 +11,9 @@ A graph with no fusion group is fused first (``partition.fuse``).
 
 Generating code needs no device: numpy example inputs give the ``cuda`` backend's CUDA C on a
 machine without a GPU or CuPy (the kernels for GPU arrays of the same dtypes, shapes and
-strides, but for their names: the kernel key records the array module).  A backend's ``check`` reason about where the arrays live (``backend
-unavailable: ...``) is therefore not an error here; any other reason is.
+strides, but for their names: the kernel key records the array module).  A backend's
+``check`` reason about where the arrays live (``backend unavailable: ...``) is therefore not an
+error here; any other reason is.
 """
 from __future__ import annotations
 
@@ -21,7 +22,15 @@ from typing import Any, Dict, List
 from ..errors import UnsupportedOpError
 from ..interpreter import Interpreter
 from ..ir.graph import Graph, Node
-from .backend import InterpretInstead, KernelSource, Unsupported, analyze, get_backend_impl, signature_of
+from .backend import (
+    InterpretInstead,
+    KernelSource,
+    Unsupported,
+    analyze,
+    get_backend_impl,
+    signature_of,
+)
+from .partition import fuse
 
 __all__ = ["codegen"]
 
@@ -33,7 +42,6 @@ def codegen(graph: Graph, *example_inputs: Any, backend: str = "cpu") -> List[Ke
     if impl is None or backend == "interpreter":
         raise UnsupportedOpError(f"no code generator for backend {backend!r}")
     if not any(n.kind == "prim::FusionGroup" for n in graph.all_nodes()):
-        from .partition import fuse
         graph = fuse(graph)
     seen: Dict[Node, List[Any]] = {}
 

@@ -17,6 +17,9 @@ counted in ``stats()["fallbacks"]`` and logged once, or, in strict mode, ``Fusio
 raised.  Backend ``interpreter`` always interprets and counts nothing.  Integer division by
 zero inside a kernel is re-run in the interpreter, which raises ``IntegerDivisionByZeroError``
 naming the op, exactly as without fusion.
+
+``config.debug_level()`` >= 1 logs one line per decision: the kernel a group runs, or the
+fallback taken and its reason; >= 2 also the source of every kernel generated.
 """
 from __future__ import annotations
 
@@ -30,10 +33,16 @@ from ..errors import FusionError, IntegerDivisionByZeroError
 from ..interpreter import Interpreter
 from ..ir.graph import Graph, Node
 from . import config
-from .backend import (InterpretInstead, Unsupported, analyze, get_backend_impl, signature_of,
-                      structure_key)
+from .backend import (
+    InterpretInstead,
+    Unsupported,
+    analyze,
+    get_backend_impl,
+    signature_of,
+    structure_key,
+)
 from .cache import KERNELS
-from .stats import record_fallback
+from .stats import record_fallback, stats
 
 __all__ = ["run_fusion_group", "clear_caches"]
 
@@ -122,18 +131,30 @@ def _decide(node: Node, sub: Graph, state: _GroupState, xp, args) -> Callable:
                         _describe(spec.signature))
         return kernel.bind(spec, _division_error(node, sub))
     except InterpretInstead:
+        if config.debug_level() >= 1:
+            logger.info("%s: interpreted for %s (the interpreter raises the error these inputs "
+                        "cause)", node.describe(), _describe(signature_of(args)))
         return _interpreter_launcher(sub)  # the interpreter raises the user's error
     except Unsupported as e:
         if config.strict():
             raise FusionError(f"{node.describe()}: cannot compile the fusion group "
                               f"(strict mode): {e.reason}") from None
-        record_fallback(e.reason, node.describe())
+        _fallback(node, args, e.reason)
         return _interpreter_launcher(sub)
+
+
+def _fallback(node: Node, args, reason: str) -> None:
+    """Count the fallback; at debug level >= 1 log it (one line each: ``record_fallback``
+    already logs the first one of each reason)."""
+    if config.debug_level() >= 1 and reason in stats()["fallbacks"]:
+        logger.info("fusion group %s falls back to the interpreter for %s: %s",
+                    node.describe(), _describe(signature_of(args)), reason)
+    record_fallback(reason, node.describe())
 
 
 def _build(backend, spec):
     source = backend.generate(spec)
-    if config.debug_level() >= 3:
+    if config.debug_level() >= 2:
         logger.debug("generated %s kernel %s:\n%s", backend.name, source.name, source.source)
     return backend.compile(source)
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import inspect
 from typing import Any, Callable, Dict, List
 
+from .. import backends  # noqa: F401  (installs the fuser's backend table)
 from ..errors import ScriptError
 from ..frontend.script import script_graph
 from ..frontend.tracer import trace_graph

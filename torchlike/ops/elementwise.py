@@ -552,9 +552,12 @@ def _normalize_to(args):
 
 
 def _rule_cast(spec_name):
+    """The conversion happens where every backend converts operands (``ops/casting.py``): the
+    operand is cast to the target's compute dtype (a half target rounds through float32, as
+    PyTorch's does), and the op passes it through."""
     def rule(infos, attrs):
-        src = infos[0][0]
-        return compute_dtype_of(src), dtype_of_spec(attrs.get(spec_name), src)
+        out = dtype_of_spec(attrs.get(spec_name), infos[0][0])
+        return compute_dtype_of(out), out
     return rule
 
 

@@ -31,6 +31,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from ..errors import UnsupportedOpError
+from . import casting
 from .dtypes import (
     ALL_DTYPES,
     FLOAT_DTYPES,
@@ -193,10 +194,11 @@ def operand_dtypes(op: OpDef, operand_infos, attrs) -> List[Optional[str]]:
 
 
 def _cast(xp, v, dtype):
+    """``v`` as ``dtype``, converted as PyTorch converts (``casting.cast``)."""
     if hasattr(v, "ndim"):
-        return v.astype(dtype, copy=False)
+        return casting.cast(xp, v, dtype)
     # Python scalars wrap like PyTorch's casts (uint8 - 1 adds 255), never raise OverflowError.
-    return xp.asarray(v).astype(dtype, copy=False)
+    return casting.cast(xp, xp.asarray(v), dtype)
 
 
 def _scalar_call(op: OpDef, operands, attrs):
