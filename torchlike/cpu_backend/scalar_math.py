@@ -40,12 +40,17 @@ def _njit(fn):
 
 
 # ----- integer division (C truncation for fmod/trunc, Python floor for remainder/floor) -----
+# MIN // -1 overflows: x86's idiv traps (PyTorch's CPU kernels die of SIGFPE there) and Numba's
+# // gives 0.  We define it as two's complement wrap-around, MIN, with remainder 0, as numpy and
+# the CUDA kernels give: -a wraps to MIN.
 
 @_njit
 def tl_int_div_trunc(a, b, err):
     if b == 0:
         err[0] = 1
         return a - a  # zero of a's type
+    if b == -1:
+        return -a
     q = a // b  # floor; C truncation rounds up instead where inexact with mixed signs
     if a - q * b != 0 and (a < 0) != (b < 0):
         q += 1
@@ -57,6 +62,8 @@ def tl_int_div_floor(a, b, err):
     if b == 0:
         err[0] = 1
         return a - a
+    if b == -1:
+        return -a
     return a // b  # Numba integer // is Python's floor division
 
 
