@@ -80,6 +80,17 @@ def test_code_renders_if_and_loop():
     compile(code.replace("torch.", "math_"), "<code>", "exec")  # it is valid Python syntax
 
 
+def test_code_spells_casts_and_print_as_the_registry_says():
+    g = parse_graph("""graph(%x : Tensor):
+  %1 : int = aten::Int(%x)
+  %2 : float = aten::Float(%x)
+   = prim::Print(%1, %2)
+  return (%1)
+""")
+    code = ScriptFunction(g).code
+    assert "= int(x)" in code and "= float(x)" in code and "print(_0, _1)" in code
+
+
 def test_code_renders_while_loop_and_constants():
     g = Graph()
     x = g.add_input("x", F)

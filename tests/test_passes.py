@@ -381,6 +381,19 @@ def test_constprop_leaves_raising_and_side_effecting_nodes():
         run(g)
 
 
+def test_constprop_never_folds_ops_the_registry_marks_unfoldable():
+    # dropout (OpDef.foldable=False) on a constant: its result depends on the mode, not only on
+    # the inputs; an add of two constants beside it still folds.
+    g = Graph()
+    x = g.insert_constant(np.asarray(3.0, np.float32), TensorType("float32", ()))
+    d = g.create("aten::dropout", [x, g.insert_constant(0.5), g.insert_constant(True)],
+                 [TensorType("float32", ())]).output()
+    s = g.create("aten::add", [g.insert_constant(2), g.insert_constant(3)], [INT]).output()
+    g.set_outputs([d, s])
+    propagate_constants(g)
+    assert "aten::dropout" in kinds(g) and "aten::add" not in kinds(g)
+
+
 def test_constprop_inlines_constant_if_and_skips_zero_trip_loop():
     g = Graph()
     x = g.add_input("x", F23)
