@@ -258,6 +258,15 @@ def thread_counts(dev: CpuDevice) -> dict:
         out["numexpr_threads"] = getattr(dev.numexpr, "nthreads", None)
     if dev.torch is not None:
         out["torch_threads"] = dev.torch.get_num_threads()
+    if numba is not None:
+        try:
+            out["numba_threading_layer"] = numba.threading_layer()
+        except ValueError:           # no parallel kernel ran yet
+            pass
+    # OpenMP's wait policy matters on a busy machine: with active waiting a 2-thread barrier
+    # whose other thread is descheduled stalls for a scheduler slice (several ms).
+    out["thread_env"] = {k: v for k, v in sorted(os.environ.items())
+                         if k.startswith(("OMP_", "GOMP_", "KMP_", "MKL_", "NUMBA_", "XLA_"))}
     return out
 
 

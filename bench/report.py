@@ -103,12 +103,15 @@ def _header(run: dict) -> List[str]:
     m, bw = run["machine"], run["copy_bandwidth"]
     where = m.get("gpu_name") or m.get("cpu_model") or m.get("processor") or "?"
     libs = ", ".join(f"{k} {v}" for k, v in run["libraries"].items() if v)
-    threads = ", ".join(f"{k}={v}" for k, v in m.items() if k.endswith("_threads"))
+    threads = ", ".join(f"{k}={v}" for k, v in m.items()
+                        if k.endswith("_threads") or k == "numba_threading_layer")
+    env = " ".join(f"{k}={v}" for k, v in (m.get("thread_env") or {}).items())
     alloc = " ".join(f"{k}={v}" for k, v in (run.get("allocator_env") or {}).items())
     return [f"## {run['device'].upper()}: {where}", "",
             f"Machine: {m.get('cpu_model') or m.get('processor') or '?'}, "
             f"{m.get('cpu_count')} CPU cores" + (f" ({threads})" if threads else "")
-            + (f"; GPU {m['gpu_name']}" if m.get("gpu_name") else "") + ".",
+            + (f"; GPU {m['gpu_name']}" if m.get("gpu_name") else "")
+            + f"; thread environment: {env or 'none set'}.",
             f"`{run['command']}`; {libs}.", "",
             _bandwidth_line(bw), "",
             f"Allocator: {alloc or 'default'}. Timing: median of >= "
@@ -326,7 +329,8 @@ def plot(run: dict, out_dir: Path) -> None:
     for ax in list(axes.flat)[len(workloads):]:
         ax.axis("off")
     handles = [plt.Line2D([], [], color=_color(m), marker="o", ms=3, label=m) for m in ps]
-    fig.legend(handles=handles, loc="lower center", ncol=len(ps), fontsize=8)
+    if handles:            # a run of torchlike alone has no peer to draw
+        fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=8)
     fig.tight_layout(rect=(0, 0.03, 1, 1))
     fig.savefig(Path(out_dir) / f"speedup_{dev}.png", dpi=70)
     plt.close(fig)
