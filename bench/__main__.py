@@ -25,6 +25,14 @@ import sys
 import tempfile
 
 ALLOCATOR_ENV = {"MALLOC_MMAP_MAX_": "0", "MALLOC_TRIM_THRESHOLD_": "68719476736"}
+# torchlike's CPU backend sets OMP_WAIT_POLICY=PASSIVE (setdefault) when it is imported, but the
+# OpenMP runtime reads it once, when it starts: in the harness torch's import or the copy floor's
+# Numba prange loop would start it first and torchlike's kernels would run with active waiting,
+# as no torchlike user's would (on a busy 2-core machine: 8 ms instead of 0.5 ms per parallel
+# region).  So the harness sets the same default before anything starts; every in-process mode
+# (torchlike, Numba, PyTorch, Inductor share one libgomp) runs under it; a value in the caller's
+# environment wins.  The run records it (machine.thread_env).
+OPENMP_ENV = {"OMP_WAIT_POLICY": "PASSIVE"}
 
 
 def _ensure_allocator_setting() -> None:
@@ -59,6 +67,8 @@ def parse_args(argv=None):
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    for k, v in OPENMP_ENV.items():
+        os.environ.setdefault(k, v)
     if args.device == "cuda":
         from .cuda import unavailable_reason
         why = unavailable_reason()
