@@ -4,14 +4,16 @@
     python -m bench --out bench/out                    # CPU, 2^10..2^24 (the full run)
     python -m bench --device cuda --out bench/out      # GPU (CuPy), 2^10..2^26
     python -m bench --quick --filter gelu,chain --modes torchlike,numpy,numba
+    python -m bench --filter chain_affine_8 --sizes 20 --modes torch,torch.compile,torchlike
 
-Writes ``results.json`` (schema ``torchlike.bench/2``, fields in ``bench/README.md``; runs for
+Writes ``results.json`` (schema ``torchlike.bench/3``, fields in ``bench/README.md``; runs for
 other devices already in the folder are kept), ``report.md`` and, where matplotlib is
 installed, PNG plots.  Every mode is checked against numpy before it is timed.  glibc's
 allocator page-faults fresh large outputs differently from process to process, so the harness
 re-executes itself under one fixed allocator setting (recorded in results.json) before timing.
 Kernels compile into a fresh, empty TORCHLIKE_CACHE_DIR (cold compile times; removed at the
-end unless --cache-dir names one).  Exit status: 0, 1 when a mode gave a wrong answer, 2 when
+end unless --cache-dir names one); Inductor's cache (TORCHINDUCTOR_CACHE_DIR) lives inside it
+too, so torch.compile's compile times are cold as well.  Exit status: 0, 1 when a mode gave a wrong answer, 2 when
 the run cannot start (no GPU for --device cuda, no workload matches --filter).
 """
 from __future__ import annotations
@@ -23,6 +25,14 @@ import sys
 import tempfile
 
 ALLOCATOR_ENV = {"MALLOC_MMAP_MAX_": "0", "MALLOC_TRIM_THRESHOLD_": "68719476736"}
+# torchlike's CPU backend sets OMP_WAIT_POLICY=PASSIVE (setdefault) when it is imported, but the
+# OpenMP runtime reads it once, when it starts: in the harness torch's import or the copy floor's
+# Numba prange loop would start it first and torchlike's kernels would run with active waiting,
+# as no torchlike user's would (on a busy 2-core machine: 8 ms instead of 0.5 ms per parallel
+# region).  So the harness sets the same default before anything starts; every in-process mode
+# (torchlike, Numba, PyTorch, Inductor share one libgomp) runs under it; a value in the caller's
+# environment wins.  The run records it (machine.thread_env).
+OPENMP_ENV = {"OMP_WAIT_POLICY": "PASSIVE"}
 
 
 def _ensure_allocator_setting() -> None:
@@ -36,7 +46,8 @@ def parse_args(argv=None):
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true",
-                        help="a few small sizes, short runs, no torch.compile (< 2 min on CPU)")
+                        help="a few small sizes, short runs, no torch.compile or jax unless "
+                             "--modes names them (< 2 min on CPU)")
     parser.add_argument("--out", default="bench/out", help="output folder (default bench/out)")
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     parser.add_argument("--filter", default="",
@@ -48,11 +59,16 @@ def parse_args(argv=None):
                         help="skip the seed's traced 1000-add loop (CPU)")
     parser.add_argument("--cache-dir", default="",
                         help="TORCHLIKE_CACHE_DIR for the run (default: a fresh temporary one)")
+    parser.add_argument("--corpus", default="",
+                        help="corpus folder whose graphs join as corpus:<case> workloads "
+                             "(default tests/corpus; e.g. ../shared/corpus)")
     return parser.parse_args(argv)
 
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    for k, v in OPENMP_ENV.items():
+        os.environ.setdefault(k, v)
     if args.device == "cuda":
         from .cuda import unavailable_reason
         why = unavailable_reason()
@@ -65,6 +81,10 @@ def main(argv=None) -> int:
     os.makedirs(cache_dir, exist_ok=True)
     os.environ["TORCHLIKE_CACHE_DIR"] = cache_dir       # before torchlike is imported
     os.environ["CUPY_CACHE_DIR"] = os.path.join(cache_dir, "cupy")   # cold for CuPy too
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(cache_dir, "inductor")   # and Inductor
+    if args.corpus:                          # subprocesses (jax, compile times) inherit it
+        from .corpus import ENV
+        os.environ[ENV] = os.path.abspath(args.corpus)
     try:
         from torchlike import jit
         jit.set_cache_dir(cache_dir)

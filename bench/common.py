@@ -2,8 +2,14 @@
 numpy reference, time it, and collect one record per (workload, size, mode).
 
 A device (``cpu.CpuDevice``, ``cuda.CudaDevice``) supplies what differs: how inputs move to it,
-which modes exist, how a call is timed, and its copy bandwidth.  Results go to
+which modes exist, how a call is timed, its copy bandwidth (the floor every time is set beside)
+and modes timed in another process (``external``: JAX on the CPU).  Results go to
 ``results.json`` (schema ``SCHEMA``, fields in ``bench/README.md``) and ``report.md``.
+
+A mode's callable may carry hooks the loop calls: ``problem()`` after the checked first call
+(a reason makes the mode a peer failure, not timed: torch.compile that did not compile
+cleanly), ``recheck()`` after the timed calls, ``release()`` when the size is done, and
+``compiles = True`` to report its first call as ``compile_s``.
 """
 from __future__ import annotations
 
@@ -19,10 +25,12 @@ from typing import Callable, Dict, List, Optional, Tuple
 import numpy as np
 
 from .timing import Progress, TimingPolicy
-from .workloads import Workload
+from .workloads import Workload, input_rng
 
-SCHEMA = "torchlike.bench/2"
-LIBRARIES = ("numpy", "numba", "numexpr", "torch", "cupy", "matplotlib", "torchlike")
+SCHEMA = "torchlike.bench/3"
+LIBRARIES = ("numpy", "numba", "numexpr", "torch", "jax", "jaxlib", "cupy", "matplotlib",
+             "torchlike")
+NOT_IMPORTED = ("jax", "jaxlib")   # versions read from metadata: jax runs in subprocesses only
 
 
 def optional(name: str):
@@ -70,13 +78,15 @@ def check(out, ref: List[np.ndarray]) -> Optional[str]:
             np.testing.assert_allclose(a.astype(np.float64), b.astype(np.float64), rtol=rtol,
                                        atol=atol, equal_nan=True)
         except AssertionError as e:
-            lines = [l for l in str(e).splitlines() if "Max" in l or "Mismatch" in l]
-            return f"output {k}: " + "; ".join(l.strip() for l in lines)
+            text = [l.strip() for l in str(e).splitlines() if l.strip()]
+            lines = [l for l in text if "Max" in l or "Mismatch" in l or "mismatch" in l]
+            return f"output {k}: " + "; ".join(lines or text[:2])
     return None
 
 
 def reference(w: Workload, host_inputs: tuple) -> List[np.ndarray]:
-    """numpy's answer; float16 work is computed in float32 and rounded once at the end."""
+    """numpy's answer (for a corpus graph: the interpreter's); float16 work is computed in
+    float32 and rounded once at the end."""
     if any(x.dtype == np.float16 for x in host_inputs):
         wide = tuple(x.astype(np.float32) if x.dtype == np.float16 else x for x in host_inputs)
         return [o.astype(np.float16) for o in as_list(w.ref(np, *wide))]
@@ -98,9 +108,46 @@ def machine_info(extra: Optional[dict] = None) -> dict:
 def library_versions() -> Dict[str, Optional[str]]:
     out = {}
     for lib in LIBRARIES:
+        if lib in NOT_IMPORTED:
+            from importlib import metadata
+            try:
+                out[lib] = metadata.version(lib)
+            except metadata.PackageNotFoundError:
+                out[lib] = None
+            continue
         mod = optional(lib)
         out[lib] = getattr(mod, "__version__", None) if mod else None
     return out
+
+
+def input_sets(w: Workload, log2n: int, policy: TimingPolicy) -> Tuple[List[tuple], int]:
+    """The host input sets of ``w`` at 2^log2n (the first is the checked one, the rest rotate)
+    and the number of sets: the same arrays in every process (``input_rng``)."""
+    rng = input_rng(w.name, log2n)
+    first = w.make_inputs(1 << log2n, rng)
+    rotations = policy.rotations(sum(x.nbytes for x in first))
+    return [first] + [w.make_inputs(1 << log2n, rng) for _ in range(rotations - 1)], rotations
+
+
+def floor_fields(nbytes: int, median_s: float, floor_gbps: float) -> dict:
+    """Effective bandwidth and where a time sits against the copy floor: ``floor_s`` (the
+    bytes moved at the floor bandwidth), ``floor_ratio`` (time / floor_s) and
+    ``bandwidth_share`` (floor_s / time)."""
+    floor_s = nbytes / (floor_gbps * 1e9)
+    return {"bytes": nbytes, "gbps": nbytes / median_s / 1e9, "floor_s": floor_s,
+            "floor_ratio": median_s / floor_s, "bandwidth_share": floor_s / median_s}
+
+
+def make_record(w: Workload, log2n: int, mode: str, stats: dict, first_call_s: float,
+                rotations: int, nbytes: int, floor_gbps: float,
+                compile_s: Optional[float] = None) -> dict:
+    rec = {"workload": w.name, "dtype": w.dtype, "tags": list(w.tags), "log2_size": log2n,
+           "elements": 1 << log2n, "mode": mode, "first_call_s": first_call_s,
+           "rotations": rotations, **floor_fields(nbytes, stats["median_s"], floor_gbps),
+           **stats}
+    if compile_s is not None:
+        rec["compile_s"] = compile_s
+    return rec
 
 
 class Device:
@@ -116,6 +163,13 @@ class Device:
     def time(self, fn: Callable, input_sets: List[tuple], policy: TimingPolicy) -> dict: ...
     def sync(self) -> None: ...
 
+    def external(self, w: Workload, sizes: List[int], wanted: set, quick: bool,
+                 policy: TimingPolicy) -> Tuple[List[dict], Dict[str, str]]:
+        """Modes timed in another process, all sizes at once: (rows, mode -> why not run).
+        A row has ``mode``, ``log2_size`` and either ``stats`` (with ``first_call_s``,
+        ``rotations``, ``bytes``, optionally ``compile_s``), ``wrong`` or ``error``."""
+        return [], {}
+
 
 def _short(e: BaseException) -> str:
     text = f"{type(e).__name__}: {e}".strip().splitlines()
@@ -123,31 +177,41 @@ def _short(e: BaseException) -> str:
 
 
 def run_workloads(dev: Device, workloads: List[Workload], sizes: List[int], wanted: set,
-                  quick: bool, policy: TimingPolicy, bandwidth_gbps: float) -> dict:
+                  quick: bool, policy: TimingPolicy, floor_gbps: float) -> dict:
     """Time every mode of every workload at every size.  Returns ``results``, ``skipped``
-    (modes not run, with why) and ``failures`` (modes that ran and gave a wrong answer)."""
-    rng = np.random.default_rng(0)
-    results, skipped, failures = [], [], []
+    (modes not run, with why), ``failures`` (torchlike/interpreter errors and wrong answers
+    of torchlike or the interpreter) and ``peer_failures`` (a peer that raised, gave a wrong
+    answer or did not compile cleanly)."""
+    results, skipped, failures, peer_failures = [], [], [], []
     progress = Progress(len(workloads) * len(sizes))
+
+    def failed(w, mode, log2n, reason):
+        entry = {"workload": w.name, "mode": mode, "log2_size": log2n, "reason": reason}
+        if mode in ("torchlike", "interpreter"):
+            failures.append(entry)
+        else:
+            peer_failures.append(entry)
+
     for w in workloads:
         mode_cache: Dict[str, Callable] = {}
         for log2n in sizes:
             label = f"{w.name} 2^{log2n}"
             progress.show(label)
-            n = 1 << log2n
-            first_set = w.make_inputs(n, rng)
-            set_bytes = sum(x.nbytes for x in first_set)
-            rotations = policy.rotations(set_bytes)
-            host_sets = [first_set] + [w.make_inputs(n, rng) for _ in range(rotations - 1)]
-            ref = reference(w, host_sets[0])
-            nbytes = set_bytes + sum(o.nbytes for o in ref)
-            input_sets = [dev.to_device(s) for s in host_sets]
+            host_sets, rotations = input_sets(w, log2n, policy)
+            try:
+                ref = reference(w, host_sets[0])
+            except Exception as e:
+                failures.append({"workload": w.name, "mode": "reference", "log2_size": log2n,
+                                 "reason": f"the {w.ref_kind} reference failed: " + _short(e)})
+                progress.step(label)
+                continue
+            nbytes = sum(x.nbytes for x in host_sets[0]) + sum(o.nbytes for o in ref)
+            device_sets = [dev.to_device(s) for s in host_sets]
             del host_sets[1:]
             try:
-                modes, why_not = dev.modes(w, input_sets[0], quick, wanted, mode_cache)
-            except Exception as e:   # capture (script/trace) failed: report, go on
-                failures.append({"workload": w.name, "mode": "torchlike", "log2_size": log2n,
-                                 "reason": "capture failed: " + _short(e)})
+                modes, why_not = dev.modes(w, device_sets[0], quick, wanted, mode_cache, log2n)
+            except Exception as e:   # capture (script/trace/parse) failed: report, go on
+                failed(w, "torchlike", log2n, "capture failed: " + _short(e))
                 progress.step(label)
                 continue
             for mode, reason in why_not.items():
@@ -155,37 +219,64 @@ def run_workloads(dev: Device, workloads: List[Workload], sizes: List[int], want
                     skipped.append({"workload": w.name, "mode": mode, "reason": reason})
             for mode, fn in modes.items():
                 progress.show(f"{label} {mode}")
-                t0 = time.perf_counter()
                 try:
-                    out = fn(*input_sets[0])
+                    t0 = time.perf_counter()
+                    out = fn(*device_sets[0])
                     dev.sync()
-                except Exception as e:
                     first = time.perf_counter() - t0
-                    entry = {"workload": w.name, "mode": mode, "log2_size": log2n,
-                             "reason": _short(e)}
-                    (failures if mode in ("torchlike", "interpreter") else skipped).append(entry)
+                except Exception as e:
+                    failed(w, mode, log2n, _short(e))
                     if mode in ("torchlike", "interpreter"):
                         traceback.print_exc(limit=3)
+                    _release(fn)
                     continue
-                first = time.perf_counter() - t0
                 bad = check(out, ref)
+                del out
+                if bad is None and hasattr(fn, "problem"):
+                    why = fn.problem()
+                    if why is not None:
+                        failed(w, mode, log2n, "did not compile cleanly: " + why)
+                        sys.stderr.write(f"\n{w.name}/{mode}/2^{log2n}: {why}\n")
+                        _release(fn)
+                        continue
                 if bad is not None:
-                    failures.append({"workload": w.name, "mode": mode, "log2_size": log2n,
-                                     "reason": "wrong result: " + bad})
+                    failed(w, mode, log2n, "wrong result: " + bad)
                     sys.stderr.write(f"\n{w.name}/{mode}/2^{log2n}: wrong result, not timed: "
                                      f"{bad}\n")
+                    _release(fn)
                     continue
-                del out
-                stats = dev.time(fn, input_sets, policy)
-                gbps = nbytes / stats["median_s"] / 1e9
-                results.append({"workload": w.name, "dtype": w.dtype, "tags": list(w.tags),
-                                "log2_size": log2n, "elements": n, "mode": mode,
-                                "first_call_s": first, "rotations": rotations, "bytes": nbytes,
-                                "gbps": gbps, "bandwidth_share": gbps / bandwidth_gbps,
-                                **stats})
+                stats = dev.time(fn, device_sets, policy)
+                why = fn.recheck() if hasattr(fn, "recheck") else None
+                _release(fn)
+                if why is not None:
+                    failed(w, mode, log2n, why)
+                    continue
+                results.append(make_record(w, log2n, mode, stats, first, rotations, nbytes,
+                                           floor_gbps,
+                                           first if getattr(fn, "compiles", False) else None))
+            del modes, device_sets
             progress.step(label)
+        progress.show(f"{w.name} (other process)")
+        rows, why_not = dev.external(w, sizes, wanted, quick, policy)
+        skipped += [{"workload": w.name, "mode": m, "reason": r} for m, r in why_not.items()]
+        for row in rows:
+            if "stats" in row:
+                st = dict(row["stats"])
+                results.append(make_record(w, row["log2_size"], row["mode"], st,
+                                           st.pop("first_call_s"), st.pop("rotations"),
+                                           st.pop("bytes"), floor_gbps, st.pop("compile_s", None)))
+            elif "wrong" in row:
+                failed(w, row["mode"], row["log2_size"], "wrong result: " + row["wrong"])
+            else:
+                failed(w, row["mode"], row.get("log2_size"), row.get("error", "failed"))
     progress.close()
-    return {"results": results, "skipped": skipped, "failures": failures}
+    return {"results": results, "skipped": skipped, "failures": failures,
+            "peer_failures": peer_failures}
+
+
+def _release(fn) -> None:
+    if hasattr(fn, "release"):
+        fn.release()
 
 
 def write_outputs(run: dict, out_dir: Path) -> dict:

@@ -1,6 +1,7 @@
 """Compile time, reported apart from steady state.
 
-For each workload at one size: the time to capture it (``jit.script`` / ``jit.trace``), its
+For each workload at one size: the time to capture it (``jit.script`` / ``jit.trace``, or
+parsing a corpus graph into a ``jit.ScriptFunction``), its
 first call with an empty ``TORCHLIKE_CACHE_DIR`` (cold: generate, compile, run), and its first
 call in a fresh process reading the same cache directory (warm from the disk cache), next to
 the steady-state time of a call.  Cold runs in the benchmark's process after one unrelated
@@ -24,8 +25,8 @@ import numpy as np
 
 
 def _capture(w, xs):
-    from torchlike import jit
-    return jit.script(w.fn) if w.capture == "script" else jit.trace(w.fn, xs)
+    from .workloads import capture
+    return capture(w, xs)
 
 
 def _warm_up_process(to_device) -> float:
@@ -110,9 +111,9 @@ def main(argv=None) -> int:
     parser.add_argument("--log2-size", type=int, default=10)
     parser.add_argument("--names", default="")
     args = parser.parse_args(argv)
-    from .workloads import WORKLOADS
+    from .workloads import all_workloads
     names = set(args.names.split(","))
-    workloads = [w for w in WORKLOADS if w.name in names]
+    workloads = [w for w in all_workloads() if w.name in names]
     if args.device == "cuda":
         from .cuda import sync_cuda, to_device_cuda
         to_device, sync = to_device_cuda, sync_cuda

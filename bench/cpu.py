@@ -3,30 +3,43 @@
 Modes (each only where its library is installed):
 
 ==============  ===========================================================================
-torchlike       ``jit.script`` (or ``jit.trace``) of the workload: fused Numba kernels
+torchlike       ``jit.script`` / ``jit.trace`` of the workload (a corpus graph: its text
+                parsed into a ``jit.ScriptFunction``): fused Numba kernels
 interpreter     ``jit.run`` on the same captured graph, unfused, op by op over numpy
-numpy           the workload's ``ref(np, ...)``: numpy eager
+numpy           the workload's ``ref(np, ...)``: numpy eager (not for corpus graphs)
 numexpr         the workload's numexpr peer
 numba           a hand-written ``@njit(parallel=True)`` kernel (``numba_kernels.py``)
 torch           PyTorch eager on ``torch.from_numpy`` views
-torch.compile   ``torch.compile`` of the PyTorch version (not with ``--quick``: minutes)
+torch.compile   ``torch.compile(fn, dynamic=False)`` of the PyTorch version, a fresh function
+                per workload and size, checked to have compiled (``torch_compile.py``)
+jax             ``jax.jit`` of the JAX version (XLA CPU), in a subprocess per workload
+                (``jax_peer.py``)
 ==============  ===========================================================================
+
+torch.compile and jax are left out of ``--quick`` unless ``--modes`` names them.  The copy
+floor is measured with every core (``copy_bandwidth``).
 """
 from __future__ import annotations
 
+import importlib.util
+import json
 import os
+import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Callable, Dict, List
+from typing import Callable, Dict, List, Optional
 
 import numpy as np
 
-from . import common, compile_times
+from . import common, compile_times, corpus
 from .timing import FULL, QUICK, TimingPolicy, summarize, time_call
-from .workloads import Workload, loop_add_1000, select
+from .workloads import Workload, capture, loop_add_1000, select
 
-CPU_MODES = ("torchlike", "interpreter", "numpy", "numexpr", "numba", "torch", "torch.compile")
+CPU_MODES = ("torchlike", "interpreter", "numpy", "numexpr", "numba", "torch", "torch.compile",
+             "jax")
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _torch_view(torch):
@@ -68,29 +81,32 @@ class CpuDevice(common.Device):
     def time(self, fn, input_sets, policy: TimingPolicy) -> dict:
         return summarize(time_call(fn, input_sets, policy))
 
-    def modes(self, w: Workload, example: tuple, quick: bool, wanted: set, cache: dict):
+    def modes(self, w: Workload, example: tuple, quick: bool, wanted: set, cache: dict,
+              log2n: int):
         from torchlike import jit
+
+        from .torch_compile import TorchCompiled
         modes: Dict[str, Callable] = {}
         why_not: Dict[str, str] = {}
         on = lambda m: not wanted or m in wanted
-        if w.capture == "script":
-            if "script" not in cache:
-                cache["script"] = jit.script(w.fn)
-            fn = cache["script"]
-        else:
-            fn = jit.trace(w.fn, example)      # traced per size: the graph carries shapes
+        fn = capture(w, example, cache)
         if on("torchlike"):
             modes["torchlike"] = fn
         if on("interpreter"):
             graph = fn.graph
             modes["interpreter"] = lambda *xs: jit.run(graph, *xs)
+        corpus_why = "corpus graph: no hand-written version (the interpreter is the oracle)"
         if on("numpy"):
-            modes["numpy"] = lambda *xs: w.ref(np, *xs)
+            if w.ref_kind != "numpy":
+                why_not["numpy"] = corpus_why
+            else:
+                modes["numpy"] = lambda *xs: w.ref(np, *xs)
         if on("numexpr"):
             if self.numexpr is None:
                 why_not["numexpr"] = "numexpr is not installed"
             elif w.numexpr is None:
-                why_not["numexpr"] = "not expressible in numexpr"
+                why_not["numexpr"] = (corpus_why if w.ref_kind != "numpy"
+                                      else "not expressible in numexpr")
             else:
                 modes["numexpr"] = lambda *xs: w.numexpr(self.numexpr, *xs)
         if on("numba"):
@@ -111,24 +127,105 @@ class CpuDevice(common.Device):
             elif mode == "torch":
                 view = _torch_view(torch)
                 modes[mode] = lambda *xs, view=view: w.torch(torch, *map(view, xs))
-            elif quick:
-                why_not[mode] = "skipped with --quick (compiles for minutes)"
+            elif quick and mode not in wanted:
+                why_not[mode] = "skipped with --quick (compiles for minutes; name it in --modes)"
             else:
-                if "torch.compile" not in cache:
-                    cache["torch.compile"] = torch.compile(lambda *ts: w.torch(torch, *ts))
-                compiled, view = cache["torch.compile"], _torch_view(torch)
-                modes[mode] = lambda *xs, fn=compiled, view=view: fn(*map(view, xs))
+                modes[mode] = TorchCompiled(torch, w.torch, w.name, log2n, _torch_view(torch))
         return modes, why_not
 
+    def external(self, w: Workload, sizes: List[int], wanted: set, quick: bool,
+                 policy: TimingPolicy):
+        if wanted and "jax" not in wanted:
+            return [], {}
+        why = jax_unavailable_reason()
+        if why is None and w.jax is None:
+            why = "not expressible in JAX (no JAX version)"
+        if why is None and quick and "jax" not in wanted:
+            why = "skipped with --quick (a process per workload; name it in --modes)"
+        if why is not None:
+            return [], {"jax": why}
+        return run_jax_peer(w.name, sizes, policy), {}
 
-def copy_bandwidth(nbytes: int) -> float:
-    """Memory-to-memory copy rate (GB/s, bytes read + written) of a large array: the roofline
-    each result's effective bandwidth is compared with."""
+
+def jax_unavailable_reason() -> Optional[str]:
+    """None when jax is installed (it is not imported here: it runs in subprocesses)."""
+    return None if importlib.util.find_spec("jax") is not None else "jax is not installed"
+
+
+def run_jax_peer(name: str, sizes: List[int], policy: TimingPolicy,
+                 timeout: Optional[float] = None) -> List[dict]:
+    """Time workload ``name``'s JAX version at every size in a fresh Python process
+    (``python -m bench.jax_peer``): XLA's thread pool never shares a process with torch's,
+    Numba's or numexpr's.  Rows as ``Device.external`` describes; whatever the process printed
+    before a crash or a timeout is kept, the rest become ``error`` rows."""
+    cmd = [sys.executable, "-m", "bench.jax_peer", "--workload", name,
+           "--sizes", ",".join(map(str, sizes)), "--policy", json.dumps(policy.as_dict())]
+    if timeout is None:
+        timeout = 120 + len(sizes) * (4 * policy.max_time_s + 30)
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+    try:
+        done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True,
+                              timeout=timeout)
+        stdout, err = done.stdout, (None if done.returncode == 0 else
+                                    f"exit status {done.returncode}: "
+                                    + _last_line(done.stderr))
+    except subprocess.TimeoutExpired as e:
+        out = e.stdout or ""
+        stdout = out.decode() if isinstance(out, bytes) else out
+        err = f"timed out after {timeout:.0f} s"
+    rows = []
+    for line in stdout.splitlines():
+        try:
+            row = json.loads(line) if line.startswith("{") else None
+        except ValueError:
+            row = None
+        if isinstance(row, dict) and "log2_size" in row:      # not the version line
+            rows.append(row)
+    done_sizes = {r.get("log2_size") for r in rows}
+    rows += [{"mode": "jax", "log2_size": s, "error": err or "no result"}
+             for s in sizes if s not in done_sizes]
+    for r in rows:
+        r["mode"] = "jax"
+    return rows
+
+
+def _last_line(text: str) -> str:
+    lines = [l for l in (text or "").strip().splitlines() if l.strip()]
+    return lines[-1][:300] if lines else "(no message)"
+
+
+def _copy_rate(copy: Callable, nbytes: int, policy: TimingPolicy) -> float:
+    return 2 * nbytes / summarize(time_call(copy, [()], policy))["median_s"] / 1e9
+
+
+def copy_bandwidth(nbytes: int) -> dict:
+    """Memory-to-memory copy rates (GB/s, bytes read + written) of a large float32 array: one
+    thread (``numpy.copyto``) and every core (``numpy.copyto`` over one chunk per core in a
+    thread pool: numpy drops the GIL while it copies; and a Numba ``prange`` copy loop).  The
+    floor every time is set beside (``gbps``) is the fastest of them: all cores, unless the
+    machine was busy while that ran and one thread did better."""
     src = np.ones(nbytes // 4, np.float32)
     dst = np.empty_like(src)
     policy = TimingPolicy(min_time_s=0.5, min_repeats=5, max_repeats=20)
-    return 2 * nbytes / summarize(time_call(lambda: np.copyto(dst, src), [()], policy))[
-        "median_s"] / 1e9
+    cores = os.cpu_count() or 1
+    rates = {"numpy.copyto, 1 thread": _copy_rate(lambda: np.copyto(dst, src), nbytes, policy)}
+    step = -(-src.size // cores)
+    chunks = [(dst[k:k + step], src[k:k + step]) for k in range(0, src.size, step)]
+    with ThreadPoolExecutor(cores) as pool:
+        rates[f"numpy.copyto, {cores} threads over chunks"] = _copy_rate(
+            lambda: list(pool.map(lambda c: np.copyto(*c), chunks)), nbytes, policy)
+    numba = common.optional("numba")
+    if numba is not None:
+        from .numba_kernels import parallel_copy
+        parallel_copy(dst, src)
+        rates[f"Numba prange copy, {numba.config.NUMBA_NUM_THREADS} threads"] = _copy_rate(
+            lambda: parallel_copy(dst, src), nbytes, policy)
+    best = max(rates, key=rates.get)
+    single = rates["numpy.copyto, 1 thread"]
+    all_core = max(v for k, v in rates.items() if k != "numpy.copyto, 1 thread")
+    return {"gbps": rates[best], "method": best + ", read + write bytes", "bytes": nbytes,
+            "single_thread_gbps": single, "all_core_gbps": all_core, "cores": cores,
+            "rates": rates}
 
 
 def seed_loop(quick: bool) -> dict:
@@ -161,6 +258,15 @@ def thread_counts(dev: CpuDevice) -> dict:
         out["numexpr_threads"] = getattr(dev.numexpr, "nthreads", None)
     if dev.torch is not None:
         out["torch_threads"] = dev.torch.get_num_threads()
+    if numba is not None:
+        try:
+            out["numba_threading_layer"] = numba.threading_layer()
+        except ValueError:           # no parallel kernel ran yet
+            pass
+    # OpenMP's wait policy matters on a busy machine: with active waiting a 2-thread barrier
+    # whose other thread is descheduled stalls for a scheduler slice (several ms).
+    out["thread_env"] = {k: v for k, v in sorted(os.environ.items())
+                         if k.startswith(("OMP_", "GOMP_", "KMP_", "MKL_", "NUMBA_", "XLA_"))}
     return out
 
 
@@ -176,6 +282,8 @@ def run_cpu(args, allocator_env: dict, cache_dir: str) -> int:
     policy = QUICK if args.quick else FULL
     copy_bytes = 1 << 26 if args.quick else 1 << 28
     bandwidth = copy_bandwidth(copy_bytes)
+    sys.stderr.write(f"copy floor {bandwidth['gbps']:.1f} GB/s ({bandwidth['method']}); "
+                     f"one thread {bandwidth['single_thread_gbps']:.1f} GB/s\n")
 
     # Compile times first, while the cache directory is empty.
     compile_size = min(sizes + [10])   # small: the first call is then mostly compile
@@ -185,7 +293,8 @@ def run_cpu(args, allocator_env: dict, cache_dir: str) -> int:
     warm = compile_times.warm_from_disk("cpu", [w.name for w in workloads], compile_size,
                                         cache_dir)
     jit.reset_stats()
-    loop = common.run_workloads(dev, workloads, sizes, wanted, args.quick, policy, bandwidth)
+    loop = common.run_workloads(dev, workloads, sizes, wanted, args.quick, policy,
+                                bandwidth["gbps"])
     fuser_stats = jit.stats()
     seed = seed_loop(args.quick) if not args.no_seed else None
     run = {"device": "cpu", "created_unix": time.time(), "quick": bool(args.quick),
@@ -193,8 +302,8 @@ def run_cpu(args, allocator_env: dict, cache_dir: str) -> int:
            "machine": common.machine_info(thread_counts(dev)),
            "libraries": common.library_versions(), "allocator_env": allocator_env,
            "cache_dir": cache_dir, "timing": policy.as_dict(),
-           "copy_bandwidth": {"gbps": bandwidth, "bytes": copy_bytes,
-                              "method": "numpy.copyto of a float32 array, read + write bytes"},
+           "copy_bandwidth": bandwidth,
+           "corpus": {"dir": str(corpus.corpus_dir()), "excluded": corpus.excluded()},
            "sizes": sizes, "modes": sorted({r["mode"] for r in loop["results"]}),
            **loop,
            "compile": {"log2_size": compile_size, "rows": compile_times.merge(cold, warm),

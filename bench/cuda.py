@@ -9,8 +9,12 @@ cupy                    the workload's ``ref(cupy, ...)``: CuPy eager
 cupy.fuse               ``cupy.fuse`` of that function (not every workload fuses: chunk/split)
 cupy.ElementwiseKernel  a hand-written ``cupy.ElementwiseKernel`` (``KERNELS`` below)
 torch                   PyTorch eager on CUDA tensors sharing the cupy arrays' memory
-torch.compile           ``torch.compile`` of the PyTorch version (not with ``--quick``)
+torch.compile           ``torch.compile(fn, dynamic=False)`` of the PyTorch version, a fresh
+                        function per workload and size, checked to have compiled
+                        (``torch_compile.py``; not with ``--quick`` unless ``--modes`` names it)
 ======================  ===================================================================
+
+Corpus graphs (``corpus:<case>``) have no CuPy versions: their oracle is the interpreter.
 
 Times are device-event times from ``cupyx.profiler.benchmark`` (one call per sample, rotated
 over input copies); the roofline is a large device-to-device copy measured in the same run.
@@ -27,7 +31,7 @@ import numpy as np
 
 from . import common, compile_times
 from .timing import FULL, QUICK, TimingPolicy
-from .workloads import Workload, affine_chain_expr, select
+from .workloads import Workload, affine_chain_expr, capture, select
 
 
 def unavailable_reason() -> Optional[str]:
@@ -198,26 +202,27 @@ class CudaDevice(common.Device):
             return hit[1]
         return view
 
-    def modes(self, w: Workload, example: tuple, quick: bool, wanted: set, cache: dict):
+    def modes(self, w: Workload, example: tuple, quick: bool, wanted: set, cache: dict,
+              log2n: int):
         from torchlike import jit
+
+        from .torch_compile import TorchCompiled
         cupy = self.cupy
         modes: Dict[str, Callable] = {}
         why_not: Dict[str, str] = {}
         on = lambda m: not wanted or m in wanted
-        if w.capture == "script":
-            if "script" not in cache:
-                cache["script"] = jit.script(w.fn)
-            fn = cache["script"]
-        else:
-            fn = jit.trace(w.fn, example)
+        fn = capture(w, example, cache)
         if on("torchlike"):
             modes["torchlike"] = fn
         if on("interpreter"):
             graph = fn.graph
             modes["interpreter"] = lambda *xs: jit.run(graph, *xs)
-        if on("cupy"):
+        for mode in ("cupy", "cupy.fuse"):
+            if on(mode) and w.ref_kind != "numpy":
+                why_not[mode] = "corpus graph: no hand-written version"
+        if on("cupy") and w.ref_kind == "numpy":
             modes["cupy"] = lambda *xs: w.ref(cupy, *xs)
-        if on("cupy.fuse"):
+        if on("cupy.fuse") and w.ref_kind == "numpy":
             if "fuse" not in cache:
                 cache["fuse"] = cupy.fuse(kernel_name=f"fuse_{w.name}")(
                     lambda *xs: w.ref(cupy, *xs))
@@ -236,18 +241,14 @@ class CudaDevice(common.Device):
                 why_not[mode] = self.torch_why
             elif w.torch is None:
                 why_not[mode] = "not expressible in PyTorch"
-            elif mode == "torch.compile" and quick:
-                why_not[mode] = "skipped with --quick (compiles for minutes)"
+            elif mode == "torch.compile" and quick and mode not in wanted:
+                why_not[mode] = "skipped with --quick (compiles for minutes; name it in --modes)"
             else:
                 torch, view = self.torch, self._torch_view()
                 if mode == "torch":
                     modes[mode] = lambda *xs, torch=torch, view=view: w.torch(torch, *map(view, xs))
-                else:
-                    if "torch.compile" not in cache:
-                        cache["torch.compile"] = torch.compile(
-                            lambda *ts, torch=torch: w.torch(torch, *ts))
-                    compiled = cache["torch.compile"]
-                    modes[mode] = lambda *xs, fn=compiled, view=view: fn(*map(view, xs))
+                else:          # a fresh function per workload and size, checked (see above)
+                    modes[mode] = TorchCompiled(torch, w.torch, w.name, log2n, view)
         return modes, why_not
 
 
@@ -297,6 +298,7 @@ def run_cuda(args, allocator_env: dict, cache_dir: str) -> int:
                                         cache_dir)
     jit.reset_stats()
     loop = common.run_workloads(dev, workloads, sizes, wanted, args.quick, policy, bandwidth)
+    from . import corpus
     run = {"device": "cuda", "created_unix": time.time(), "quick": bool(args.quick),
            "command": " ".join(["python -m bench"] + sys.argv[1:]),
            "machine": common.machine_info(gpu_info()),
@@ -304,6 +306,7 @@ def run_cuda(args, allocator_env: dict, cache_dir: str) -> int:
            "cache_dir": cache_dir, "timing": dict(policy.as_dict(), clock="cuda events"),
            "copy_bandwidth": {"gbps": bandwidth, "bytes": copy_bytes,
                               "method": "cudaMemcpyAsync device to device, read + write bytes"},
+           "corpus": {"dir": str(corpus.corpus_dir()), "excluded": corpus.excluded()},
            "sizes": sizes, "modes": sorted({r["mode"] for r in loop["results"]}), **loop,
            "compile": {"log2_size": compile_size, "rows": compile_times.merge(cold, warm),
                        "cold_process_warmup_s": cold.get("cold_process_warmup_s"),

@@ -268,6 +268,13 @@ KERNELS = {
 }
 
 
+@_jit
+def parallel_copy(dst, src):
+    """``dst[:] = src`` over every core (1-D arrays): the all-core copy floor (``cpu.py``)."""
+    for i in prange(src.size):
+        dst[i] = src[i]
+
+
 def kernel_for(name: str):
     """The hand-written kernel for workload ``name``, or None."""
     if name in KERNELS:

@@ -1,16 +1,20 @@
 """Benchmark workloads: each is a program written once with ``torchlike`` calls (scripted, or
 traced where Python builds the program, as for the chains) plus its peers where a peer can
 express it: an array-module version ``ref(xp, *xs)`` (numpy on the CPU, also CuPy eager and
-``cupy.fuse`` on a GPU), a numexpr version and a PyTorch version.  Hand-written kernels live in
-``numba_kernels.py`` (CPU) and ``cuda.py`` (``cupy.ElementwiseKernel``), keyed by workload name.
+``cupy.fuse`` on a GPU), a numexpr version, a PyTorch version and a JAX version.  Hand-written
+kernels live in ``numba_kernels.py`` (CPU) and ``cuda.py`` (``cupy.ElementwiseKernel``), keyed by
+workload name.  The corpus's PyTorch-printed graphs join as ``corpus:<case>`` (``corpus.py``).
 
 ``make_inputs(n, rng)`` returns numpy arrays whose main output has about ``n`` elements; the
 GPU half copies them to the device.  ``ref`` is also the oracle every mode is checked against.
+``input_rng(name, log2n)`` seeds the inputs of one workload at one size, so that a subprocess
+(the JAX peer) builds the same arrays as the harness.
 """
 from __future__ import annotations
 
 import math
 import re
+import zlib
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
@@ -27,11 +31,37 @@ class Workload:
     ref: Callable                        # (xp, *arrays) -> outputs, numpy/cupy eager
     numexpr: Optional[Callable] = None   # (numexpr, *arrays) -> outputs
     torch: Optional[Callable] = None     # (torch, *tensors) -> outputs
+    jax: Optional[Callable] = None       # (jax, *jax arrays) -> outputs; jax.numpy, jax.nn, ...
     dtype: str = "float32"               # dtype of the main input, as reported
-    capture: str = "script"              # "script" or "trace" (Python-built programs)
+    capture: str = "script"              # "script", "trace" (Python-built programs) or "graph"
     corpus: Optional[str] = None         # corpus case holding the same program
     gpu_only: bool = False               # float16: numpy/Numba on the CPU are not a fair peer
     tags: tuple = field(default_factory=tuple)
+    graph_text: Optional[str] = None     # capture "graph": a graph printed by PyTorch
+    ref_kind: str = "numpy"              # what ``ref`` is: "numpy" (array-module code, also a
+    #                                      mode) or "interpreter" (jit.run of the graph: oracle only)
+
+
+def input_rng(name: str, log2n: int) -> np.random.Generator:
+    """The generator for one workload's inputs at one size (the same in every process)."""
+    return np.random.default_rng([zlib.crc32(name.encode()), log2n])
+
+
+def capture(w: Workload, example: tuple, cache: Optional[dict] = None):
+    """The workload as a ``torchlike.jit.ScriptFunction``: scripted (once), traced on
+    ``example`` (per size: a traced graph carries shapes) or parsed from PyTorch's graph text
+    (once).  ``cache`` (a dict living as long as the workload) keeps what is built once."""
+    from torchlike import ir, jit
+    cache = {} if cache is None else cache
+    if w.capture == "trace":
+        return jit.trace(w.fn, example)
+    if "capture" not in cache:
+        if w.capture == "script":
+            cache["capture"] = jit.script(w.fn)
+        else:
+            cache["capture"] = jit.ScriptFunction(ir.parse_graph(w.graph_text),
+                                                  name=w.name.replace(":", "_"))
+    return cache["capture"]
 
 
 # -- inputs -----------------------------------------------------------------------------------
@@ -261,6 +291,31 @@ def _torch_gru(torch, gi, gh, hx, b_ih, b_hh):
     return (1 - z) * n + z * hx
 
 
+def _jax_lstm_tail(jax, i, f, g, o, c):
+    sig, tanh = jax.nn.sigmoid, jax.numpy.tanh
+    c_new = sig(f) * c + sig(i) * tanh(g)
+    return sig(o) * tanh(c_new), c_new
+
+
+def _jax_lstm(jax, gates, c):
+    return _jax_lstm_tail(jax, *jax.numpy.split(gates, 4, axis=1), c)
+
+
+def _jax_milstm(jax, wx, uz, cx, alpha, beta_i, beta_h, bias):
+    gates = alpha * wx * uz + beta_i * wx + beta_h * uz + bias
+    return _jax_lstm_tail(jax, *jax.numpy.split(gates, 4, axis=1), cx)
+
+
+def _jax_gru(jax, gi, gh, hx, b_ih, b_hh):
+    jnp, sig = jax.numpy, jax.nn.sigmoid
+    i_r, i_z, i_n = jnp.split(gi + b_ih, 3, axis=1)
+    h_r, h_z, h_n = jnp.split(gh + b_hh, 3, axis=1)
+    r = sig(i_r + h_r)
+    z = sig(i_z + h_z)
+    n = jnp.tanh(i_n + r * h_n)
+    return (1 - z) * n + z * hx
+
+
 # -- chains: one elementwise op per step ----------------------------------------------------
 
 # Cheap (tanh-free) steps, cycled; the numbers keep values bounded over 32 steps.
@@ -298,9 +353,14 @@ def _affine_chain(length):
         for k in range(length):
             x = _affine_step(k, x, torch.abs)
         return x
+
+    def jax_fn(jax, x):
+        for k in range(length):
+            x = _affine_step(k, x, jax.numpy.abs)
+        return x
     chain.__name__ = f"chain_affine_{length}"
     return Workload(chain.__name__, chain, _one(), ref, _ne(affine_chain_expr(length), "x"),
-                    torch_fn, capture="trace", tags=("chain",))
+                    torch_fn, jax=jax_fn, capture="trace", tags=("chain",))
 
 
 def chain_transcendental_8(x):
@@ -324,6 +384,12 @@ def _ref_transc(xp, x):
 def _torch_transc(torch, x):
     for name in _TRANSC_STEPS:
         x = getattr(torch, name)(x)
+    return x
+
+
+def _jax_transc(jax, x):
+    for name in _TRANSC_STEPS:
+        x = jax.nn.sigmoid(x) if name == "sigmoid" else getattr(jax.numpy, name)(x)
     return x
 
 
@@ -372,6 +438,16 @@ def _ref_unary_20(xp, x):
 def _torch_unary_20(torch, x):
     for name in _UNARY_20:
         x = getattr(torch, name)(x)
+    return x
+
+
+def _jax_unary_20(jax, x):
+    jnp, special = jax.numpy, jax.scipy.special
+    steps = {"rsqrt": jax.lax.rsqrt, "neg": jnp.negative, "sigmoid": jax.nn.sigmoid,
+             "erf": special.erf, "erfc": special.erfc, "atan": jnp.arctan, "relu": jax.nn.relu,
+             "frac": lambda v: v - jnp.trunc(v)}
+    for name in _UNARY_20:
+        x = steps[name](x) if name in steps else getattr(jnp, name)(x)
     return x
 
 
@@ -434,78 +510,107 @@ def _mixed_inputs(n, rng):
     return _normal(shape, rng), rng.integers(-100, 100, shape, dtype=np.int32)
 
 
+def _jax_gelu_tanh(jax, x):
+    return 0.5 * x * (1.0 + jax.numpy.tanh(0.7978845608028654 * (x + 0.044715 * x ** 3)))
+
+
+def _torch_gelu_tanh(torch, x):
+    return 0.5 * x * (1.0 + torch.tanh(0.7978845608028654 * (x + 0.044715 * torch.pow(x, 3))))
+
+
+_NE_GELU_TANH = _ne("0.5*x*(1.0+tanh(0.7978845608028654*(x+0.044715*x**3)))", "x")
+
 WORKLOADS = [
-    Workload("gelu_tanh", gelu_tanh, _one(), _ref_gelu_tanh,
-             _ne("0.5*x*(1.0+tanh(0.7978845608028654*(x+0.044715*x**3)))", "x"),
-             lambda torch, x: 0.5 * x * (1.0 + torch.tanh(0.7978845608028654
-                                                          * (x + 0.044715 * torch.pow(x, 3)))),
-             corpus="gelu_tanh", tags=("activation",)),
+    Workload("gelu_tanh", gelu_tanh, _one(), _ref_gelu_tanh, _NE_GELU_TANH, _torch_gelu_tanh,
+             jax=_jax_gelu_tanh, corpus="gelu_tanh", tags=("activation",)),
     Workload("gelu_erf", gelu_erf, _one(),
              lambda xp, x: 0.5 * x * (1 + _erf(xp, x * 0.7071067811865476)), None,
              lambda torch, x: 0.5 * x * (1.0 + torch.erf(x * 0.7071067811865476)),
+             jax=lambda jax, x: 0.5 * x * (1.0 + jax.scipy.special.erf(x * 0.7071067811865476)),
              tags=("activation",)),
     Workload("silu_swish", silu_swish, _one(),
              lambda xp, x: (x * _sigmoid(xp, x), x * _sigmoid(xp, 1.702 * x)),
              lambda ne, x: (_ne("x/(1+exp(-x))", "x")(ne, x),
                             _ne("x/(1+exp(-1.702*x))", "x")(ne, x)),
              lambda torch, x: (x * torch.sigmoid(x), x * torch.sigmoid(1.702 * x)),
+             jax=lambda jax, x: (x * jax.nn.sigmoid(x), x * jax.nn.sigmoid(1.702 * x)),
              corpus="silu_swish", tags=("activation",)),
     Workload("softplus_threshold", softplus_threshold, _one(),
              lambda xp, x: xp.where(x * 2 > 5, x, xp.log1p(xp.exp(x * 2)) / 2),
              _ne("where(x*2>5, x, log1p(exp(x*2))/2)", "x"),
              lambda torch, x: torch.where(x * 2 > 5, x, torch.log1p(torch.exp(x * 2)) / 2),
+             jax=lambda jax, x: jax.numpy.where(x * 2 > 5, x,
+                                                jax.numpy.log1p(jax.numpy.exp(x * 2)) / 2),
              corpus="softplus_threshold", tags=("activation",)),
     Workload("mish", mish, _one(), lambda xp, x: x * xp.tanh(_ref_softplus(xp, x)),
              _ne("x*tanh(where(x>20, x, log1p(exp(x))))", "x"),
              lambda torch, x: x * torch.tanh(torch.nn.functional.softplus(x)),
-             tags=("activation",)),
+             jax=lambda jax, x: x * jax.numpy.tanh(jax.nn.softplus(x)), tags=("activation",)),
     Workload("hardswish", hardswish, _one(), lambda xp, x: x * xp.clip(x + 3, 0, 6) / 6,
              _ne("x*where(x+3<0, 0, where(x+3>6, 6, x+3))/6", "x"),
-             lambda torch, x: x * torch.clamp(x + 3.0, 0.0, 6.0) / 6.0, tags=("activation",)),
+             lambda torch, x: x * torch.clamp(x + 3.0, 0.0, 6.0) / 6.0,
+             jax=lambda jax, x: x * jax.numpy.clip(x + 3.0, 0.0, 6.0) / 6.0,
+             tags=("activation",)),
     Workload("lstm_cell_pointwise", lstm_cell_pointwise, _lstm_inputs, _ref_lstm, _ne_lstm,
              lambda torch, gates, c: _torch_lstm_tail(torch, *gates.chunk(4, 1), c),
-             corpus="lstm_cell_pointwise", tags=("rnn",)),
+             jax=_jax_lstm, corpus="lstm_cell_pointwise", tags=("rnn",)),
     Workload("milstm_cell_pointwise", milstm_cell_pointwise, _milstm_inputs, _ref_milstm,
-             _ne_milstm, _torch_milstm, tags=("rnn", "broadcast")),
+             _ne_milstm, _torch_milstm, jax=_jax_milstm, tags=("rnn", "broadcast")),
     Workload("gru_cell_pointwise", gru_cell_pointwise, _gru_inputs, _ref_gru, _ne_gru,
-             _torch_gru, tags=("rnn", "broadcast")),
+             _torch_gru, jax=_jax_gru, tags=("rnn", "broadcast")),
     *[_affine_chain(k) for k in (1, 2, 4, 8, 16, 32)],
     Workload("chain_transcendental_8", chain_transcendental_8, _one(), _ref_transc,
-             _ne(_NE_TRANSC, "x"), _torch_transc, tags=("chain",)),
+             _ne(_NE_TRANSC, "x"), _torch_transc, jax=_jax_transc, tags=("chain",)),
     Workload("unary_chain_20", unary_chain_20, _one(), _ref_unary_20, None, _torch_unary_20,
-             corpus="unary_chain_20", tags=("chain",)),
+             jax=_jax_unary_20, corpus="unary_chain_20", tags=("chain",)),
     Workload("scale_shift", scale_shift, _one(), lambda xp, x: x * 2 + 1, _ne("x*2.0+1.0", "x"),
-             lambda torch, x: x * 2.0 + 1.0, corpus="scale_shift", tags=("seed", "memory")),
+             lambda torch, x: x * 2.0 + 1.0, jax=lambda jax, x: x * 2.0 + 1.0,
+             corpus="scale_shift", tags=("seed", "memory")),
     Workload("bias_dropout_residual", bias_dropout_residual, _bias_inputs,
              lambda xp, x, b, r: x + b + r, _ne("x+b+r", "x,b,r"),
              lambda torch, x, b, r: torch.nn.functional.dropout(x + b, 0.1, False) + r,
+             jax=lambda jax, x, b, r: x + b + r,          # eval dropout: the identity
              tags=("memory", "broadcast")),
     Workload("broadcast_outer", broadcast_outer, _outer_inputs,
              lambda xp, a, b: (a + b) * a - b, _ne("(a+b)*a-b", "a,b"),
-             lambda torch, a, b: (a + b) * a - b, tags=("memory", "broadcast")),
+             lambda torch, a, b: (a + b) * a - b, jax=lambda jax, a, b: (a + b) * a - b,
+             tags=("memory", "broadcast")),
     Workload("loop_square_5", loop_square_5, _one(), lambda xp, x: x ** 32, _ne("x**32", "x"),
-             lambda torch, x: loop_square_5(x), corpus="loop_square_5", tags=("seed",)),
-    Workload("gelu_tanh_f64", gelu_tanh, _one(np.float64), _ref_gelu_tanh,
-             _ne("0.5*x*(1.0+tanh(0.7978845608028654*(x+0.044715*x**3)))", "x"),
-             lambda torch, x: 0.5 * x * (1.0 + torch.tanh(0.7978845608028654
-                                                          * (x + 0.044715 * torch.pow(x, 3)))),
-             dtype="float64", tags=("dtype",)),
+             lambda torch, x: loop_square_5(x), jax=lambda jax, x: loop_square_5(x),
+             corpus="loop_square_5", tags=("seed",)),
+    Workload("gelu_tanh_f64", gelu_tanh, _one(np.float64), _ref_gelu_tanh, _NE_GELU_TANH,
+             _torch_gelu_tanh, jax=_jax_gelu_tanh, dtype="float64", tags=("dtype",)),
     Workload("int_bitmix", int_bitmix, _int_inputs,
              lambda xp, a, b: xp.remainder(a * 3 + b, 1000) ^ (b & 255), None,
              lambda torch, a, b: torch.remainder(a * 3 + b, 1000) ^ (b & 255),
+             jax=lambda jax, a, b: jax.numpy.remainder(a * 3 + b, 1000) ^ (b & 255),
              dtype="int32", tags=("dtype",)),
     Workload("mixed_int_float", mixed_int_float, _mixed_inputs,
              lambda xp, x, a: x * a.astype(x.dtype) + 0.5, None,
-             lambda torch, x, a: x * a + 0.5, dtype="float32+int32", tags=("dtype",)),
+             lambda torch, x, a: x * a + 0.5, jax=lambda jax, x, a: x * a + 0.5,
+             dtype="float32+int32", tags=("dtype",)),
     Workload("gelu_tanh_f16", gelu_tanh, _one(np.float16), _ref_gelu_tanh, None,
-             lambda torch, x: 0.5 * x * (1.0 + torch.tanh(0.7978845608028654
-                                                          * (x + 0.044715 * torch.pow(x, 3)))),
-             dtype="float16", gpu_only=True, tags=("dtype",)),
+             _torch_gelu_tanh, jax=_jax_gelu_tanh, dtype="float16", gpu_only=True,
+             tags=("dtype",)),
 ]
+
+
+def all_workloads():
+    """The hand-written workloads, then the corpus's (``corpus.workloads()``; none where the
+    corpus folder is missing)."""
+    from .corpus import workloads as corpus_workloads
+    return WORKLOADS + corpus_workloads(WORKLOADS)
+
+
+def by_name(name: str) -> Workload:
+    for w in all_workloads():
+        if w.name == name:
+            return w
+    raise KeyError(f"no workload named {name!r}")
 
 
 def select(pattern: str = "", device: str = "cpu"):
     """The workloads whose name contains any of the comma-separated ``pattern`` pieces."""
     pieces = [p for p in pattern.split(",") if p]
-    return [w for w in WORKLOADS if (device == "cuda" or not w.gpu_only)
+    return [w for w in all_workloads() if (device == "cuda" or not w.gpu_only)
             and (not pieces or any(p in w.name for p in pieces))]
