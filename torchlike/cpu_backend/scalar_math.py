@@ -16,10 +16,12 @@ Contract with the code generator:
   Numba's default "python" model would raise).
 * An absent optional operand (``clamp(x, None, hi)``) is passed as ``None``; the helpers
   prune the branch at compile time.
-* ``tl_<name>_f32`` helpers (exp, expm1, log, log1p, log2, log10, tanh, sigmoid, silu,
-  gelu_tanh, softplus, mish, elu, pow) are the float32-compute versions the templates pick by
-  dtype: call-free and branch-free so the kernel loop vectorizes, float64 inside, within 1 ulp
-  of the float32 result; float64 compute keeps libm (see the section below).
+* ``tl_<name>_f32`` helpers (exp, exp2, expm1, log, log1p, log2, log10, tanh, sigmoid, silu,
+  gelu_tanh, softplus, mish, elu) are the float32-compute versions the templates pick by dtype:
+  call-free, branch-free, float32 arithmetic (``math_f32.py``, re-exported here), within 2 ulp
+  of the correctly rounded float32 result; ``tl_pow_f32`` (below) computes in float64.  The
+  previous float64-compute versions stay below as ``f64_<name>_f32`` (bench/accuracy.py
+  compares them); float64 compute keeps libm.
 """
 from __future__ import annotations
 
