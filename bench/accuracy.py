@@ -94,6 +94,7 @@ OPS = {
     "sigmoid": ("sigmoid", (), _sigmoid64, {}),
     "silu": ("silu", (), lambda v: v / (1.0 + np.exp(-v)), {}),
     "gelu_tanh": ("gelu_tanh", (), _gelu_tanh64, {}),
+    "gelu_tanh (float32 form, not wired)": ("f32:f32_gelu_tanh", (), _gelu_tanh64, None),
     "mish": ("mish", (), lambda v: v * np.tanh(np.logaddexp(0.0, v)), {}),
     "softplus": ("softplus", (1.0, 20.0), _softplus64, {}),
     "softplus(beta=2,threshold=5)": ("softplus", (2.0, 5.0),
@@ -117,6 +118,14 @@ def kernel(fn, consts=()):
         exec(src, ns)
         _KERNELS[key] = numba.njit(error_model="numpy")(ns["k"])
     return _KERNELS[key]
+
+
+def helper(attr):
+    """The helper the float32 template uses for ``attr`` (``f32:<name>``: math_f32.<name>)."""
+    if attr.startswith("f32:"):
+        from torchlike.cpu_backend import math_f32
+        return getattr(math_f32, attr[4:])
+    return getattr(sm, f"tl_{attr}_f32")
 
 
 def run_helper(fn, consts, x):
@@ -194,7 +203,7 @@ def measure(x, names=None, torch_too=True):
             continue
         expect = reference(ref, x)
         row = {"points": int(x.size)}
-        new = run_helper(getattr(sm, f"tl_{attr}_f32"), consts, x)
+        new = run_helper(helper(attr), consts, x)
         row["new"] = errors(x, new, expect)
         old_fn = getattr(sm, f"f64_{attr}_f32", None)
         if old_fn is not None:
@@ -229,7 +238,9 @@ def report(rows, spot, x):
         "whole range, 2^17 consecutive floats around each threshold, a grid on [-20, 20], "
         "specials).  Cells: the largest distance in float32 ulps from the correctly rounded "
         "result (float64 numpy reference rounded once), and the input where it occurs.  "
-        "new: `math_f32.tl_<op>_f32` (float32 SIMD, this table's subject); old: the previous "
+        "new: `scalar_math.tl_<op>_f32`, the helper the float32 template calls (float32 SIMD "
+        "from math_f32.py, except gelu_tanh, which stays in float64: its float32 form, the "
+        "row below it, is slower on the 8-lane machine this was tuned on); old: the previous "
         "float64-compute helper `scalar_math.f64_<op>_f32`; torch: torch "
         f"{_torch_version()} CPU float32.  An ulp distance counts the floats in between, so a "
         "result that should be a subnormal or tiny float but is 0 (exp(-x) overflowing in "

@@ -38,6 +38,37 @@ def _njit(fn):
 _I32 = llvm_ir.IntType(32)
 
 
+def _target_has_fma():
+    """Whether the CPU Numba compiles for has FMA (then llvm.fma is one instruction; without
+    it LLVM would call libm's fmaf, so the helpers multiply and add instead)."""
+    from numba.core import config
+    if config.CPU_FEATURES is not None:
+        return "+fma" in config.CPU_FEATURES.split(",")
+    if config.CPU_NAME is not None:
+        return False  # a named generic target (portable cache): no assumption
+    import llvmlite.binding as llvm
+    return bool(llvm.get_host_cpu_features().get("fma", False))
+
+
+HAS_FMA = _target_has_fma()
+
+
+@intrinsic
+def _fma(typingctx, a, b, c):
+    """a * b + c, rounded once where the target has FMA (twice otherwise)."""
+    if not (a == b == c == types.float32):
+        return None
+
+    def codegen(context, builder, sig, args):
+        if HAS_FMA:
+            f32 = llvm_ir.FloatType()
+            fn = builder.module.declare_intrinsic(
+                "llvm.fma", [f32], llvm_ir.FunctionType(f32, [f32, f32, f32]))
+            return builder.call(fn, args)
+        return builder.fadd(builder.fmul(args[0], args[1]), args[2])
+    return types.float32(types.float32, types.float32, types.float32), codegen
+
+
 @intrinsic
 def _pow2i(typingctx, n):
     """2**n as a float32 for an integral float32 n in [-126, 127] (built from the bits)."""
@@ -110,19 +141,25 @@ def _scale_parts(p, n):
 
 
 @_njit
+def _exp_poly(r):
+    q = _fma(_fma(_EXP_P0, r, _EXP_P1), r, _EXP_P2)
+    return _fma(_fma(_fma(q, r, _EXP_P3), r, _EXP_P4), r, _EXP_P5)
+
+
+@_njit
 def _exp_parts(x, lo):
     """exp(x + lo) as (a, b), exp = a * b, for x in [-110, 89] and a tiny correction lo."""
     n = (x * _LOG2E + _MAGIC) - _MAGIC
     r = (x - n * _C1) - n * _C2 + lo
     z = r * r
-    p = (((((_EXP_P0 * r + _EXP_P1) * r + _EXP_P2) * r + _EXP_P3) * r + _EXP_P4) * r
-         + _EXP_P5) * z + r + _ONE
+    p = _fma(_exp_poly(r), z, r) + _ONE
     return _scale_parts(p, n)
 
 
 @_njit
 def tl_exp_f32(x):
     a, b = _exp_parts(_clamp_exp_arg(x), _ZERO)
+    b = _ZERO if x < F(-104.0) else b  # exp rounds to 0: no underflowing product (slow on x86)
     return x if x != x else a * b
 
 
@@ -139,8 +176,9 @@ def tl_exp2_f32(x):
     n = (xc + _MAGIC) - _MAGIC
     r = xc - n  # exact, |r| <= 1/2
     p0, p1, p2, p3, p4, p5 = _EXP2_P
-    p = (((((p0 * r + p1) * r + p2) * r + p3) * r + p4) * r + p5) * r + _ONE
+    p = _fma(_fma(_fma(_fma(_fma(_fma(p0, r, p1), r, p2), r, p3), r, p4), r, p5), r, _ONE)
     a, b = _scale_parts(p, n)
+    b = _ZERO if x < F(-150.0) else b  # rounds to 0: no underflowing product (slow on x86)
     return x if x != x else a * b
 
 
@@ -153,8 +191,8 @@ _TINY = F(2.0 ** -24)
 @_njit
 def _expm1_poly(r):
     q0, q1, q2, q3, q4, q5, q6 = _EM1
-    q = (((((q6 * r + q5) * r + q4) * r + q3) * r + q2) * r + q1) * r + q0
-    return r + (r * r) * (_HALF + r * q)
+    q = _fma(_fma(_fma(_fma(_fma(_fma(q6, r, q5), r, q4), r, q3), r, q2), r, q1), r, q0)
+    return _fma(r * r, _fma(r, q, _HALF), r)
 
 
 @_njit
@@ -199,8 +237,8 @@ def _log_reduce(x):
     f = (m + m - _ONE) if lowm else m - _ONE
     z = f * f
     p0, p1, p2, p3, p4, p5, p6, p7, p8 = _LOG_P
-    y = ((((((((p0 * f + p1) * f + p2) * f + p3) * f + p4) * f + p5) * f + p6) * f + p7) * f
-         + p8) * f * z
+    y = _fma(_fma(_fma(_fma(p0, f, p1), f, p2), f, p3), f, p4)
+    y = _fma(_fma(_fma(_fma(y, f, p5), f, p6), f, p7), f, p8) * f * z
     return e, f, y - _HALF * z
 
 
@@ -270,7 +308,7 @@ def tl_tanh_f32(x):
     a = abs(x)
     p0, p1, p2, p3, p4 = _TANH_P
     z = x * x
-    small = x + x * z * ((((p0 * z + p1) * z + p2) * z + p3) * z + p4)
+    small = _fma(x * z, _fma(_fma(_fma(_fma(p0, z, p1), z, p2), z, p3), z, p4), x)
     em = tl_expm1_f32(_TWO * (F(10.0) if a >= F(10.0) else a))  # tanh = em / (em + 2)
     big = em / (em + _TWO)
     big = -big if x < _ZERO else big
@@ -285,8 +323,7 @@ def _exp_parts_hl(x, lo):
     n = (x * _LOG2E + _MAGIC) - _MAGIC
     r = (x - n * _C1) - n * _C2 + lo
     z = r * r
-    s = (((((_EXP_P0 * r + _EXP_P1) * r + _EXP_P2) * r + _EXP_P3) * r + _EXP_P4) * r
-         + _EXP_P5) * z + r
+    s = _fma(_exp_poly(r), z, r)
     p = _ONE + s
     plo = s - (p - _ONE)  # Fast2Sum, |s| < 1: p + plo == 1 + s exactly
     n1 = ((n * _HALF - _QUARTER) + _MAGIC) - _MAGIC
@@ -306,11 +343,17 @@ def _sigmoid_scaled(x, lo):
     far = t > F(110.0)  # the clamped exp is not 0 there: |x| e^-|x| rounds to 0
     hi = _ZERO if far else hi
     elo = _ZERO if far else elo
-    e = hi * b
+    # e below 2**-40 does not change 1 + e: 0 there, so that no product underflows (x86 takes
+    # a microcode assist, ~100 cycles, for each subnormal result)
+    bs = b if t < F(28.0) else _ZERO
+    e = hi * bs
     d = _ONE + e
-    de = (e - (d - _ONE)) + elo * b  # 1 + exp(-|x|) == d + de (to ~2^-48)
-    q = (hi if neg else _ONE) / d
-    q = q + ((elo if neg else _ZERO) - q * de) / d
+    de = (e - (d - _ONE)) + elo * bs  # 1 + exp(-|x|) == d + de (to ~2^-48)
+    num = hi if neg else _ONE
+    rd = _ONE / d  # the one division (the vector divider is slow)
+    q = num * rd
+    res = _fma(-q, d, num)  # num - q d, exact with FMA
+    q = _fma(res + ((elo if neg else _ZERO) - q * de), rd, q)  # a Newton step on (num + elo) / (d + de)
     return q, (b if neg else _ONE)
 
 
@@ -327,7 +370,9 @@ def tl_silu_f32(x):
 
 
 @_njit
-def tl_gelu_tanh_f32(x):
+def f32_gelu_tanh(x):
+    """Not wired: slower here (8 float lanes, no FMA-free shortcut) than scalar_math's
+    tl_gelu_tanh_f32, which computes in float64 at 4 lanes; bench/accuracy.py measures both."""
     # 0.5 x (1 + tanh(u)) = x * sigmoid(2u); sigmoid's relative error grows like |2u| in the
     # negative tail, so 2u is formed in float64 and passed on as float32 hi + lo
     xd = np.float64(x)
@@ -343,6 +388,7 @@ def tl_gelu_tanh_f32(x):
 def tl_softplus_f32(x, beta, threshold):
     xb = x * np.float32(beta)
     a, b = _exp_parts(_clamp_exp_arg(xb), _ZERO)
+    b = _ZERO if xb < F(-104.0) else b  # exp rounds to 0
     e = a * b
     e = xb if xb != xb else e
     r = tl_log1p_f32(e) / np.float32(beta)

@@ -17,9 +17,10 @@ Contract with the code generator:
 * An absent optional operand (``clamp(x, None, hi)``) is passed as ``None``; the helpers
   prune the branch at compile time.
 * ``tl_<name>_f32`` helpers (exp, exp2, expm1, log, log1p, log2, log10, tanh, sigmoid, silu,
-  gelu_tanh, softplus, mish, elu) are the float32-compute versions the templates pick by dtype:
+  softplus, mish, elu) are the float32-compute versions the templates pick by dtype:
   call-free, branch-free, float32 arithmetic (``math_f32.py``, re-exported here), within 2 ulp
-  of the correctly rounded float32 result; ``tl_pow_f32`` (below) computes in float64.  The
+  of the correctly rounded float32 result; ``tl_pow_f32`` and ``tl_gelu_tanh_f32`` (below)
+  compute in float64 (gelu_tanh's float32 form, ``math_f32.f32_gelu_tanh``, is slower here).  The
   previous float64-compute versions stay below as ``f64_<name>_f32`` (bench/accuracy.py
   compares them); float64 compute keeps libm.
 """
@@ -505,7 +506,7 @@ def f64_silu_f32(x):
 
 
 @_njit
-def f64_gelu_tanh_f32(x):
+def tl_gelu_tanh_f32(x):
     # 0.5 x (1 + tanh(u)) = x * sigmoid(2u): no cancellation in the negative tail
     xd = np.float64(x)
     u = 0.7978845608028654 * (xd + 0.044715 * xd * xd * xd)
@@ -565,7 +566,7 @@ def tl_pow_f32(a, b):
 # the float32-native helpers (call-free, float32 SIMD); the ``f64_*_f32`` versions above are the
 # previous float64-compute ones, kept for bench/accuracy.py's comparison
 from .math_f32 import (  # noqa: E402, F401, I001 (re-exported for the kernels)
-    tl_elu_f32, tl_exp2_f32, tl_exp_f32, tl_expm1_f32, tl_gelu_tanh_f32, tl_log1p_f32,
+    tl_elu_f32, tl_exp2_f32, tl_exp_f32, tl_expm1_f32, tl_log1p_f32,
     tl_log2_f32, tl_log10_f32, tl_log_f32, tl_mish_f32, tl_sigmoid_f32, tl_silu_f32,
     tl_softplus_f32, tl_tanh_f32,
 )
