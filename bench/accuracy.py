@@ -94,7 +94,6 @@ OPS = {
     "sigmoid": ("sigmoid", (), _sigmoid64, {}),
     "silu": ("silu", (), lambda v: v / (1.0 + np.exp(-v)), {}),
     "gelu_tanh": ("gelu_tanh", (), _gelu_tanh64, {}),
-    "gelu_tanh (float32 form, not wired)": ("f32:f32_gelu_tanh", (), _gelu_tanh64, None),
     "mish": ("mish", (), lambda v: v * np.tanh(np.logaddexp(0.0, v)), {}),
     "softplus": ("softplus", (1.0, 20.0), _softplus64, {}),
     "softplus(beta=2,threshold=5)": ("softplus", (2.0, 5.0),
@@ -239,8 +238,8 @@ def report(rows, spot, x):
         "specials).  Cells: the largest distance in float32 ulps from the correctly rounded "
         "result (float64 numpy reference rounded once), and the input where it occurs.  "
         "new: `scalar_math.tl_<op>_f32`, the helper the float32 template calls (float32 SIMD "
-        "from math_f32.py, except gelu_tanh, which stays in float64: its float32 form, the "
-        "row below it, is slower on the 8-lane machine this was tuned on); old: the previous "
+        "from math_f32.py, except gelu_tanh, which stays in float64: a float32 form needs its "
+        "exp argument in float64 for accuracy and was slower); old: the previous "
         "float64-compute helper `scalar_math.f64_<op>_f32`; torch: torch "
         f"{_torch_version()} CPU float32.  An ulp distance counts the floats in between, so a "
         "result that should be a subnormal or tiny float but is 0 (exp(-x) overflowing in "

@@ -16,9 +16,12 @@ generated kernels (``from torchlike.cpu_backend.scalar_math import *``) see them
 
 ``exp`` scales by ``2**n`` in two steps (``p * 2**n1 * 2**n2``): each factor is a normal float,
 the first product is exact, and the second rounds once, into the subnormals or to 0/inf as
-IEEE does.  Helpers that multiply exp by something (silu, sigmoid, mish for x < 0) apply the
-last factor after that multiplication, so results that are normal floats while exp(x) itself is
-subnormal keep their full precision.
+IEEE does.  sigmoid and silu divide by ``a + 2**-n2`` (exp(-x) = a * 2**n2) and scale by the
+power of two last, and mish applies exp's last factor after multiplying by x, so results that
+are normal floats while exp(x) is subnormal (or exp(-x) overflows) keep their full precision.
+Polynomials use ``llvm.fma`` where Numba's target CPU has FMA (one instruction; multiply-add
+otherwise).  Products that underflow where the result does not need them are avoided: x86
+takes a ~100-cycle microcode assist for each subnormal result.
 """
 from __future__ import annotations
 
@@ -317,6 +320,51 @@ def tl_tanh_f32(x):
 
 
 @_njit
+def _sigmoid_parts(x, lo):
+    """sigmoid(x + lo) as (d, s), sigmoid = (1 / d) * s: with exp(-x - lo) = a * b (two normal
+    factors, b = 2**n2), 1 / (1 + a b) = (1 / (a + 1/b)) * (1/b); 1/b is a power of two, so the
+    product a b, which overflows for x < -88.7, is never formed and the last step rounds once
+    into the subnormals.  x is clamped to [-110, 110] (sigmoid(-110) rounds to 0)."""
+    t = -x
+    t = F(-110.0) if t < F(-110.0) else t
+    t = F(110.0) if t > F(110.0) else t
+    t = _ZERO if x != x else t
+    n = (t * _LOG2E + _MAGIC) - _MAGIC
+    r = (t - n * _C1) - n * _C2 - lo
+    z = r * r
+    p = _fma(_exp_poly(r), z, r) + _ONE
+    n1 = ((n * _HALF - _QUARTER) + _MAGIC) - _MAGIC
+    n2 = n - n1
+    a = p * _pow2i(n1)
+    ib = _pow2i(-n2)  # 1 / 2**n2, n2 in [-79, 80]
+    return a + ib, ib
+
+
+@_njit
+def tl_sigmoid_f32(x):
+    d, s = _sigmoid_parts(x, _ZERO)
+    return x if x != x else (_ONE / d) * s
+
+
+@_njit
+def tl_silu_f32(x):
+    d, s = _sigmoid_parts(x, _ZERO)
+    r = (x / d) * s  # one rounding before the exact (or subnormal-rounding) scaling
+    return x * _ZERO if x < F(-110.0) else r  # rounds to -0.0 (nan at -inf, as x * sigmoid)
+
+
+@_njit
+def tl_softplus_f32(x, beta, threshold):
+    xb = x * np.float32(beta)
+    a, b = _exp_parts(_clamp_exp_arg(xb), _ZERO)
+    b = _ZERO if xb < F(-104.0) else b  # exp rounds to 0
+    e = a * b
+    e = xb if xb != xb else e
+    r = tl_log1p_f32(e) / np.float32(beta)
+    return x if xb > np.float32(threshold) else r
+
+
+@_njit
 def _exp_parts_hl(x, lo):
     """exp(x + lo) as (hi, elo, b), exp = (hi + elo) * b, x in [-110, 89]: the polynomial's
     final 1 + s is kept unrounded (hi + elo), a few bits more than _exp_parts."""
@@ -329,70 +377,6 @@ def _exp_parts_hl(x, lo):
     n1 = ((n * _HALF - _QUARTER) + _MAGIC) - _MAGIC
     f1 = _pow2i(n1)
     return p * f1, plo * f1, _pow2i(n - n1)
-
-
-@_njit
-def _sigmoid_scaled(x, lo):
-    """sigmoid(x + lo) as (q, b), sigmoid = q * b: 1 / (1 + e) for x >= 0 and e / (1 + e) for
-    x < 0 with e = exp(-|x|) (b is 1 for x >= 0, the last scaling factor of e otherwise).
-    The rounding errors of e's last step and of 1 + e are carried and corrected for."""
-    neg = x < _ZERO
-    t = -x if neg else x
-    tl = -lo if neg else lo
-    hi, elo, b = _exp_parts_hl(_clamp_exp_arg(-t), -tl)
-    far = t > F(110.0)  # the clamped exp is not 0 there: |x| e^-|x| rounds to 0
-    hi = _ZERO if far else hi
-    elo = _ZERO if far else elo
-    # e below 2**-40 does not change 1 + e: 0 there, so that no product underflows (x86 takes
-    # a microcode assist, ~100 cycles, for each subnormal result)
-    bs = b if t < F(28.0) else _ZERO
-    e = hi * bs
-    d = _ONE + e
-    de = (e - (d - _ONE)) + elo * bs  # 1 + exp(-|x|) == d + de (to ~2^-48)
-    num = hi if neg else _ONE
-    rd = _ONE / d  # the one division (the vector divider is slow)
-    q = num * rd
-    res = _fma(-q, d, num)  # num - q d, exact with FMA
-    q = _fma(res + ((elo if neg else _ZERO) - q * de), rd, q)  # a Newton step on (num + elo) / (d + de)
-    return q, (b if neg else _ONE)
-
-
-@_njit
-def tl_sigmoid_f32(x):
-    a, b = _sigmoid_scaled(x, _ZERO)
-    return x if x != x else a * b
-
-
-@_njit
-def tl_silu_f32(x):
-    a, b = _sigmoid_scaled(x, _ZERO)
-    return (x * a) * b  # -inf * sigmoid(-inf) = -inf * 0 = nan
-
-
-@_njit
-def f32_gelu_tanh(x):
-    """Not wired: slower here (8 float lanes, no FMA-free shortcut) than scalar_math's
-    tl_gelu_tanh_f32, which computes in float64 at 4 lanes; bench/accuracy.py measures both."""
-    # 0.5 x (1 + tanh(u)) = x * sigmoid(2u); sigmoid's relative error grows like |2u| in the
-    # negative tail, so 2u is formed in float64 and passed on as float32 hi + lo
-    xd = np.float64(x)
-    v = xd * (1.5957691216057308 + 0.07135481627159475 * (xd * xd))
-    hi = np.float32(v)
-    lo = np.float32(v - np.float64(hi))
-    lo = _ZERO if lo != lo else lo
-    a, b = _sigmoid_scaled(hi, lo)
-    return (x * a) * b
-
-
-@_njit
-def tl_softplus_f32(x, beta, threshold):
-    xb = x * np.float32(beta)
-    a, b = _exp_parts(_clamp_exp_arg(xb), _ZERO)
-    b = _ZERO if xb < F(-104.0) else b  # exp rounds to 0
-    e = a * b
-    e = xb if xb != xb else e
-    r = tl_log1p_f32(e) / np.float32(beta)
-    return x if xb > np.float32(threshold) else r
 
 
 @_njit

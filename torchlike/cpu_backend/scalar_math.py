@@ -20,7 +20,8 @@ Contract with the code generator:
   softplus, mish, elu) are the float32-compute versions the templates pick by dtype:
   call-free, branch-free, float32 arithmetic (``math_f32.py``, re-exported here), within 2 ulp
   of the correctly rounded float32 result; ``tl_pow_f32`` and ``tl_gelu_tanh_f32`` (below)
-  compute in float64 (gelu_tanh's float32 form, ``math_f32.f32_gelu_tanh``, is slower here).  The
+  compute in float64 (a float32 gelu_tanh needs its exp argument in float64 hi + lo for
+  accuracy in the negative tail, and was slower than this at 8 float lanes).  The
   previous float64-compute versions stay below as ``f64_<name>_f32`` (bench/accuracy.py
   compares them); float64 compute keeps libm.
 """
