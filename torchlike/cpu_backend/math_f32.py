@@ -17,8 +17,8 @@ generated kernels (``from torchlike.cpu_backend.scalar_math import *``) see them
 ``exp`` scales by ``2**n`` in two steps (``p * 2**n1 * 2**n2``): each factor is a normal float,
 the first product is exact, and the second rounds once, into the subnormals or to 0/inf as
 IEEE does.  sigmoid and silu divide by ``a + 2**-n2`` (exp(-x) = a * 2**n2) and scale by the
-power of two last, and mish applies exp's last factor after multiplying by x, so results that
-are normal floats while exp(x) is subnormal (or exp(-x) overflows) keep their full precision.
+power of two last, so results that are normal floats while exp(x) is subnormal (or exp(-x)
+overflows) keep their full precision.
 Polynomials use ``llvm.fma`` where Numba's target CPU has FMA (one instruction; multiply-add
 otherwise).  Products that underflow where the result does not need them are avoided: x86
 takes a ~100-cycle microcode assist for each subnormal result.
@@ -362,37 +362,6 @@ def tl_softplus_f32(x, beta, threshold):
     e = xb if xb != xb else e
     r = tl_log1p_f32(e) / np.float32(beta)
     return x if xb > np.float32(threshold) else r
-
-
-@_njit
-def _exp_parts_hl(x, lo):
-    """exp(x + lo) as (hi, elo, b), exp = (hi + elo) * b, x in [-110, 89]: the polynomial's
-    final 1 + s is kept unrounded (hi + elo), a few bits more than _exp_parts."""
-    n = (x * _LOG2E + _MAGIC) - _MAGIC
-    r = (x - n * _C1) - n * _C2 + lo
-    z = r * r
-    s = _fma(_exp_poly(r), z, r)
-    p = _ONE + s
-    plo = s - (p - _ONE)  # Fast2Sum, |s| < 1: p + plo == 1 + s exactly
-    n1 = ((n * _HALF - _QUARTER) + _MAGIC) - _MAGIC
-    f1 = _pow2i(n1)
-    return p * f1, plo * f1, _pow2i(n - n1)
-
-
-@_njit
-def tl_mish_f32(x):
-    # tanh(log1p(e)) = n / (n + 2) with n = e (e + 2), e = exp(x).  The rational part is
-    # evaluated in float64 (a float32 chain of five roundings reaches 4 ulp); e comes from the
-    # float32 exp, unrounded (hi + elo) and without its last scaling factor b, applied last so
-    # that x e^x keeps its precision where e^x alone is subnormal
-    hi, elo, b = _exp_parts_hl(_clamp_exp_arg(x if x < F(20.0) else F(20.0)), _ZERO)
-    far = x < F(-110.0)  # x e^x rounds to 0 (and -inf * 0 is nan)
-    ed = 0.0 if far else np.float64(hi) + np.float64(elo)
-    bd = np.float64(b)
-    e = ed * bd
-    t = ed * (e + 2.0) / (e * (e + 2.0) + 2.0)  # tanh(softplus(x)) / b
-    r = np.float32(np.float64(x) * t * bd)
-    return x if x >= F(20.0) else r  # NaN: r, NaN
 
 
 @_njit
