@@ -3,9 +3,11 @@
 Each helper runs in a small Numba loop (as a fused kernel would) over ~1.2e6 float32 inputs: a
 stride-4099 sweep of every float32 bit pattern (both signs, subnormals, inf, NaN payloads) plus a
 dense grid on [-20, 20].  The result must be within 2 ulp of numpy's float64 function rounded to
-float32 (measured: 0 ulp, except 1 ulp for sigmoid, elu and general powf), NaN exactly where the
-reference is NaN, and the sign of zero must match.  A second test checks that LLVM vectorized
-the loop: arithmetic on ``<N x double>`` vectors and no call left in the loop.
+float32 (measured: at most 2 ulp, for log10, silu, gelu_tanh and softplus; the float32-native
+helpers live in math_f32.py, tests/test_math_f32.py and bench/accuracy.py measure them further),
+NaN exactly where the reference is NaN, and the sign of zero must match.  A second test checks
+that LLVM vectorized the loop: arithmetic on ``<N x float>``/``<N x double>`` vectors and no call
+left in the loop.
 """
 from __future__ import annotations
 
@@ -158,7 +160,7 @@ VECTOR_ARITH = re.compile(r"\bf(?:mul|add|sub|div) (?:\w+ )*<(\d+) x (?:double|f
                           r"|@llvm\.sqrt\.v(\d+)f(?:32|64)")
 # a call left in the kernel (libm's sqrt/sqrtf only appear on the errno path of the scalar
 # remainder loop, after LLVM partially inlines them as the sqrt instruction)
-SCALAR_CALL = re.compile(r"call [^@\n]*@(?!llvm\.(?:fabs|sqrt|memset|x86|assume|lifetime)|sqrtf?\()"
+SCALAR_CALL = re.compile(r"call [^@\n]*@(?!llvm\.(?:fabs|sqrt|memset|x86|assume|lifetime|is\.fpclass|fma\.)|sqrtf?\()"
                          r"([\w.]+)\(")
 
 
@@ -172,7 +174,7 @@ def test_loop_is_vectorized(name):
     ir = "\n".join(kernel.inspect_llvm().values())
     body = ir.split("define ", 2)[1]  # the kernel itself, not the Python wrapper after it
     widths = {int(a or b) for a, b in VECTOR_ARITH.findall(body)}
-    assert widths and max(widths) >= 2, f"{name}: no vector double arithmetic in the loop"
+    assert widths and max(widths) >= 2, f"{name}: no vector arithmetic in the loop"
     calls = [c for c in SCALAR_CALL.findall(body) if not c.startswith("NRT")]
     assert not calls, f"{name}: the loop still calls {calls}"
 

@@ -51,7 +51,7 @@ from ..fuser.kernel_spec import kernel_outputs
 from ..fuser.render import Renderer, uses_err
 from ..ir.graph import Value
 
-VERSION = 2
+VERSION = 3
 PARALLEL_THRESHOLD = 1 << 16
 KERNEL_DECORATOR = 'numba.njit(cache=True, fastmath=False, error_model="numpy", nogil=True{})'
 

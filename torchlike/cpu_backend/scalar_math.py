@@ -16,10 +16,14 @@ Contract with the code generator:
   Numba's default "python" model would raise).
 * An absent optional operand (``clamp(x, None, hi)``) is passed as ``None``; the helpers
   prune the branch at compile time.
-* ``tl_<name>_f32`` helpers (exp, expm1, log, log1p, log2, log10, tanh, sigmoid, silu,
-  gelu_tanh, softplus, mish, elu, pow) are the float32-compute versions the templates pick by
-  dtype: call-free and branch-free so the kernel loop vectorizes, float64 inside, within 1 ulp
-  of the float32 result; float64 compute keeps libm (see the section below).
+* ``tl_<name>_f32`` helpers (exp, exp2, expm1, log, log1p, log2, log10, tanh, sigmoid, silu,
+  softplus, elu) are the float32-compute versions the templates pick by dtype:
+  call-free, branch-free, float32 arithmetic (``math_f32.py``, re-exported here), within 2 ulp
+  of the correctly rounded float32 result; ``tl_pow_f32``, ``tl_gelu_tanh_f32`` and ``tl_mish_f32``
+  (below) compute in float64 (float32 forms accurate to 2 ulp needed float64 steps and were
+  slower than these at 8 float lanes).  The
+  previous float64-compute versions stay below as ``f64_<name>_f32`` (bench/accuracy.py
+  compares them); float64 compute keeps libm.
 """
 from __future__ import annotations
 
@@ -441,38 +445,38 @@ def _log1p_d(x):
 
 
 @_njit
-def tl_exp_f32(x):
+def f64_exp_f32(x):
     return _exp_d(np.float64(x))
 
 
 @_njit
-def tl_expm1_f32(x):
+def f64_expm1_f32(x):
     return _expm1_d(np.float64(x))
 
 
 @_njit
-def tl_log_f32(x):
+def f64_log_f32(x):
     xd = np.float64(x)
     e, lm = _log_d(xd if xd > 0.0 else 1.0)
     return _log_special(xd, e * _LN2 + lm, 0.0)
 
 
 @_njit
-def tl_log2_f32(x):
+def f64_log2_f32(x):
     xd = np.float64(x)
     e, lm = _log_d(xd if xd > 0.0 else 1.0)
     return _log_special(xd, e + lm * _LOG2E, 0.0)  # exact integer for powers of two
 
 
 @_njit
-def tl_log10_f32(x):
+def f64_log10_f32(x):
     xd = np.float64(x)
     e, lm = _log_d(xd if xd > 0.0 else 1.0)
     return _log_special(xd, e * _LOG10_2 + lm * _LOG10_E, 0.0)
 
 
 @_njit
-def tl_log1p_f32(x):
+def f64_log1p_f32(x):
     xd = np.float64(x)
     return _log_special(xd, _log1p_d(xd), -1.0)
 
@@ -487,17 +491,17 @@ def _tanh_d(x):
 
 
 @_njit
-def tl_tanh_f32(x):
+def f64_tanh_f32(x):
     return _tanh_d(np.float64(x))
 
 
 @_njit
-def tl_sigmoid_f32(x):
+def f64_sigmoid_f32(x):
     return 1.0 / (1.0 + _exp_d(-np.float64(x)))
 
 
 @_njit
-def tl_silu_f32(x):
+def f64_silu_f32(x):
     xd = np.float64(x)
     return xd / (1.0 + _exp_d(-xd))
 
@@ -511,7 +515,7 @@ def tl_gelu_tanh_f32(x):
 
 
 @_njit
-def tl_softplus_f32(x, beta, threshold):
+def f64_softplus_f32(x, beta, threshold):
     xb = x * beta  # float32, as the interpreter compares it
     e = _exp_d(np.float64(xb))
     e = np.inf if e >= _F32_OVERFLOW else e  # float32 exp overflows, as in the interpreter
@@ -530,7 +534,7 @@ def tl_mish_f32(x):
 
 
 @_njit
-def tl_elu_f32(x, alpha, scale, input_scale):
+def f64_elu_f32(x, alpha, scale, input_scale):
     neg = np.float64(alpha) * np.float64(scale) * _expm1_d(np.float64(x * input_scale))
     return np.float64(x * scale) if x > 0 else neg
 
@@ -559,5 +563,13 @@ def tl_pow_f32(a, b):
         return sq * sq
     return np.float64(a ** b)
 
+
+# the float32-native helpers (call-free, float32 SIMD); the ``f64_*_f32`` versions above are the
+# previous float64-compute ones, kept for bench/accuracy.py's comparison
+from .math_f32 import (  # noqa: E402, F401, I001 (re-exported for the kernels)
+    tl_elu_f32, tl_exp2_f32, tl_exp_f32, tl_expm1_f32, tl_log1p_f32,
+    tl_log2_f32, tl_log10_f32, tl_log_f32, tl_sigmoid_f32, tl_silu_f32,
+    tl_softplus_f32, tl_tanh_f32,
+)
 
 __all__ = [name for name in dir() if name.startswith("tl_")] + ["math", "np"]

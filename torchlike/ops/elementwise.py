@@ -208,7 +208,7 @@ def _f32(name):
 
 _FLOAT_UNARY = [  # name, numpy ref, numba template, numpy aliases
     ("exp", np.exp, _f32("exp"), ()),
-    ("exp2", np.exp2, "np.exp2({self})", ()),
+    ("exp2", np.exp2, _f32("exp2"), ()),
     ("expm1", np.expm1, _f32("expm1"), ()),
     ("log", np.log, _f32("log"), ()),
     ("log1p", np.log1p, _f32("log1p"), ()),

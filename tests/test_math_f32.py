@@ -1,0 +1,79 @@
+"""The float32-native helpers of ``cpu_backend/math_f32.py``: within 2 ulp of the correctly
+rounded float32 result on a sample of the whole float32 range (bench/accuracy.py's inputs at a
+coarse stride, with the neighbourhoods of every threshold), NaN exactly where the reference is
+NaN, zeros with the reference's sign, and exact special values.  ``python -m bench.accuracy``
+runs the same measurement densely (bench/results/accuracy/report.md)."""
+import numpy as np
+import pytest
+
+from bench import accuracy as acc
+from torchlike.cpu_backend import math_f32, scalar_math
+
+X = acc.inputs(stride=1 << 18, dense=2048, grid=20001)
+
+
+@pytest.mark.parametrize("name", list(acc.OPS))
+def test_within_2_ulp(name):
+    attr, consts, ref, _ = acc.OPS[name]
+    out = acc.run_helper(acc.helper(attr), consts, X)
+    ulp, where, nans, zeros = acc.errors(X, out, acc.reference(ref, X))
+    assert nans == 0, f"{name}: {nans} NaN mismatches"
+    assert zeros == 0, f"{name}: {zeros} zeros with the wrong sign"
+    assert ulp <= 2, f"{name}: {ulp} ulp at x={np.float32(where)!r}"
+
+
+def test_kernels_see_the_float32_helpers():
+    for name in math_f32.__all__:
+        assert getattr(scalar_math, name) is getattr(math_f32, name)
+        assert name in scalar_math.__all__
+
+
+inf, nan = np.inf, np.nan
+SPECIAL_X = np.float32([0.0, -0.0, inf, -inf, nan, 1e-45, -1e-45, 1.0, -1.0, 88.72284, 88.7229,
+                        -103.972, -104.0, 128.0, -150.0, -149.0])
+SPECIAL = {  # None: not checked here (covered by the ulp sweep)
+    "exp": [1, 1, inf, 0, nan, 1, 1, None, None, None, inf, None, 0, inf, 0, 0],
+    "exp2": [1, 1, inf, 0, nan, 1, 1, 2, 0.5, None, None, None, None, inf, 0, 1e-45],
+    "expm1": [0.0, -0.0, inf, -1, nan, 1e-45, -1e-45, None, None, None, inf, -1, -1, inf, -1, -1],
+    "log": [-inf, -inf, inf, nan, nan, -103.27893, nan, 0, nan, None, None, nan, nan, None,
+            nan, nan],
+    "log2": [-inf, -inf, inf, nan, nan, -149, nan, 0, nan, None, None, nan, nan, 7, nan, nan],
+    "log10": [-inf, -inf, inf, nan, nan, None, nan, 0, nan, None, None, nan, nan, None, nan, nan],
+    "log1p": [0.0, -0.0, inf, nan, nan, 1e-45, -1e-45, None, -inf, None, None, nan, nan, None,
+              nan, nan],
+    "tanh": [0.0, -0.0, 1, -1, nan, 1e-45, -1e-45, None, None, 1, 1, -1, -1, 1, -1, -1],
+    "sigmoid": [0.5, 0.5, 1, 0, nan, 0.5, 0.5, None, None, 1, 1, None, None, 1, 0, 0],
+    "silu": [0.0, -0.0, inf, nan, nan, None, None, None, None, 88.72284, 88.7229, None, None,
+             128, -0.0, -0.0],
+    "gelu_tanh": [0.0, -0.0, inf, nan, nan, None, None, None, None, 88.72284, 88.7229, -0.0,
+                  -0.0, 128, -0.0, -0.0],
+    "mish": [0.0, -0.0, inf, nan, nan, None, None, None, None, 88.72284, 88.7229, None, None,
+             128, -0.0, -0.0],
+    "softplus": [None, None, inf, 0, nan, None, None, None, None, 88.72284, 88.7229, None,
+                 None, 128, 0, 0],
+    "elu": [0.0, -0.0, inf, -1, nan, 1e-45, -1e-45, 1, None, 88.72284, 88.7229, -1, -1, 128,
+            -1, -1],
+}
+
+
+@pytest.mark.parametrize("name", list(SPECIAL))
+def test_special_values(name):
+    attr, consts, _, _ = acc.OPS[name]
+    out = acc.run_helper(getattr(scalar_math, f"tl_{attr}_f32"), consts, SPECIAL_X)
+    for xi, o, w in zip(SPECIAL_X, out, SPECIAL[name]):
+        if w is None:
+            continue
+        w = np.float32(w)
+        same = (np.isnan(o) and np.isnan(w)) or (o == w and np.signbit(o) == np.signbit(w))
+        assert same, f"{name}({xi!r}) = {o!r}, expected {w!r}"
+
+
+def test_subnormal_results_are_rounded_once():
+    x = np.float32([-87.5, -95.0, -100.0, -103.0, -103.9])
+    for attr, ref in [("exp", np.exp), ("sigmoid", lambda v: 1 / (1 + np.exp(-v))),
+                      ("silu", lambda v: v / (1 + np.exp(-v)))]:
+        out = acc.run_helper(getattr(scalar_math, f"tl_{attr}_f32"), (), x)
+        want = ref(x.astype(np.float64)).astype(np.float32)
+        sub = np.abs(want) < np.finfo(np.float32).tiny  # one rounding, into the subnormals
+        assert sub.sum() >= 3
+        np.testing.assert_array_equal(out[sub], want[sub], err_msg=attr)
