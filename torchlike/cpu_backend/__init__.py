@@ -38,7 +38,12 @@ def _fingerprint() -> str:
     except ImportError:
         pass
     here = os.path.dirname(__file__)
-    for name in ("scalar_math.py", "codegen.py", os.path.join("..", "fuser", "render.py")):
+    # Every module of this backend (helpers such as math_f32 are inlined into kernels), plus
+    # what the generated code depends on from below: the shared renderer and the casts.
+    names = sorted(n for n in os.listdir(here) if n.endswith(".py"))
+    names += [os.path.join("..", "fuser", "render.py"), os.path.join("..", "fuser", "kernel_spec.py"),
+              os.path.join("..", "ops", "casting.py")]
+    for name in names:
         try:
             with open(os.path.join(here, name), "rb") as f:
                 parts.append(hashlib.sha256(f.read()).hexdigest())
