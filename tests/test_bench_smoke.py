@@ -10,6 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.slow  # runs the benchmark harness, torch.compile and JAX: `-m "not slow"` skips it
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

@@ -47,6 +47,8 @@ from torchlike.fuser.backend import ArraySpec, analyze, signature_of
 from torchlike.ir.graph import Graph
 from torchlike.ir.types import TENSOR
 
+pytestmark = pytest.mark.slow  # compiles every CUDA kernel with NVRTC and g++: `-m "not slow"` skips it
+
 NO_GXX = backend_missing("cuda-emulated")
 NO_NVRTC = nvrtc_missing()
 NO_NVCC = None if shutil.which("nvcc") else "needs nvcc (the CUDA toolkit) on PATH"

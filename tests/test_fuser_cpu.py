@@ -29,6 +29,8 @@ from torchlike.fuser.backend import get_backend_impl
 from torchlike.fuser.stats import reset_stats, stats
 from torchlike.ir.types import TENSOR
 
+pytestmark = pytest.mark.slow  # compiles a Numba kernel per dtype x layout (about 3 minutes): `-m "not slow"` skips it
+
 try:
     import hypothesis
     from hypothesis import strategies as st
