@@ -163,7 +163,7 @@ def test_torch_compile_counters_are_read_strictly():
 
 
 @pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed")
-def test_torch_compile_mode_really_compiles():
+def test_torch_compile_mode_really_compiles(torch):  # the fixture skips it without torch
     """One tiny workload through the harness's torch.compile mode: a fresh function per
     workload and size, compiled by Inductor, checked by dynamo's counters."""
     from bench import common
