@@ -14,6 +14,7 @@ import pytest
 from torchlike import backends, jit
 from torchlike.fuser import backend as fb
 from torchlike.fuser import config, executor
+from torchlike.fuser.stats import reset_stats, stats
 from torchlike.ir import parse_graph
 from torchlike.ir.types import DTYPE_TO_SCALAR_TYPE_ENUM
 from torchlike.ops import casting
@@ -109,7 +110,11 @@ def run_fused(graph, backend, *args):
     config.set_strict(True)
     try:
         executor.clear_caches()
-        return interpret(fused, *args)
+        reset_stats()
+        out = interpret(fused, *args)
+        ran = stats()  # the group's kernel was fetched (compiled, from disk or memory), not skipped
+        assert ran["cache_hits"] + ran["cache_misses"] >= 1 and not ran["fallbacks"], ran
+        return out
     finally:
         config.set_strict(False)
         config.set_backend("auto")
