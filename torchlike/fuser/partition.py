@@ -58,16 +58,26 @@ FUSION_GROUP = "prim::FusionGroup"
 CONSTANT_CHUNK = "prim::ConstantChunk"
 
 _SCALAR_TYPES = (INT, FLOAT, BOOL, NUMBER)
-# Nodes that are never candidates: refusing them is not a decision worth a debug line.
-_QUIET = frozenset({"prim::Constant", "prim::ListUnpack", "prim::ListConstruct",
-                    "prim::TupleConstruct", "prim::TupleUnpack", "prim::If", "prim::Loop"})
 
 logger = logging.getLogger("torchlike")
 
 
-def _log_decision(message: str, *args) -> None:
-    if config.debug_level() >= 1:
-        logger.info("fuser: " + message, *args)
+def _worth_a_line(node: Node) -> bool:
+    """Whether refusing ``node`` is a decision worth a debug line: not for constants, control
+    flow and the registry's structural prims (lists, tuples), which are never candidates."""
+    if node.blocks or node.kind == "prim::Constant":
+        return False
+    op = registry.lookup(node.kind)
+    return op is None or op.category != "prim"
+
+
+def _debugging() -> bool:
+    """``TORCHLIKE_DEBUG`` >= 1: decisions are logged (callers build the text only then)."""
+    return config.debug_level() >= 1
+
+
+def _log_decision(message: str) -> None:
+    logger.info("fuser: %s", message)
 
 
 # -- what may be fused ----------------------------------------------------------------------
@@ -214,8 +224,8 @@ class _BlockPartition:
                 item = _Item([node, unpack], (i,), True)
             else:
                 why = why_not_fusible(node, dont_fuse)
-                if why is not None and node.kind not in _QUIET:
-                    _log_decision("refused %s: %s", node.describe(), why)
+                if why is not None and _debugging() and _worth_a_line(node):
+                    _log_decision(f"refused {node.describe()}: {why}")
                 item = _Item([node], (i,), why is None)
             self.items.append(item)
             for m in item.members:
@@ -368,15 +378,17 @@ class _BlockPartition:
             members = sorted(item.members, key=self.index.__getitem__)
             compute = sum(1 for m in members if m.kind not in ("aten::chunk", "prim::ListUnpack"))
             if not item.fusible or compute < max(1, min_compute):
-                if item.fusible and compute:
-                    _log_decision("not grouped (%d op(s), fewer than %d): %s", compute,
-                                  max(1, min_compute), ", ".join(m.describe() for m in members))
+                if item.fusible and compute and _debugging():
+                    _log_decision(f"not grouped ({compute} op(s), fewer than "
+                                  f"{max(1, min_compute)}): "
+                                  + ", ".join(m.describe() for m in members))
                 order.extend(members)
                 continue
             group = _build_group(members, self.users, self.returned)
-            _log_decision("formed prim::FusionGroup of %d op(s) -> %s: %s", compute,
-                          ", ".join(f"%{v.name}" for v in group.outputs),
-                          ", ".join(m.kind for m in members))
+            if _debugging():
+                _log_decision(f"formed prim::FusionGroup of {compute} op(s) -> "
+                              + ", ".join(f"%{v.name}" for v in group.outputs) + ": "
+                              + ", ".join(m.kind for m in members))
             group.owning_block = block
             order.append(group)
             removed.update(members)
