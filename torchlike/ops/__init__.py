@@ -1,5 +1,5 @@
 """The op registry and every op's entry.  Importing this package registers all ops."""
-from . import elementwise, functions, linalg, prim_ops, reductions, shape_ops  # noqa: F401  (registration side effects)  # noqa: F401
+from . import elementwise, elementwise_math, functions, linalg, prim_ops, reductions, shape_ops  # noqa: F401  (registration side effects)  # noqa: F401
 from .registry import REGISTRY, OpDef, Param, elementwise_ops, get, lookup, register
 
 __all__ = ["REGISTRY", "OpDef", "Param", "elementwise_ops", "get", "lookup", "register"]
