@@ -335,7 +335,8 @@ class NumbaKernelInfo(KernelInfo):
 def render(spec: GroupSpec, key_hash: str, header: str) -> KernelSource:
     """The kernel module's source for ``spec``; ``header`` is its first line (cache check)."""
     r = _Renderer(spec)
-    loop = r.loops(r.body(r.read_at, r.write_at))
+    # tl_wide_vectors(): the loop's function prefers the CPU's full SIMD width (vector_width.py)
+    loop = r.loops(["tl_wide_vectors()"] + r.body(r.read_at, r.write_at))
     loop = [f"{name} = {expr}" for expr, name in r.consts.items()] + loop
     err = uses_err(loop)
     params = [f"in{i}" for i in range(len(spec.signature))]

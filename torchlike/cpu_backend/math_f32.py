@@ -308,15 +308,24 @@ _TANH_P = (F(-5.70498872745e-3), F(2.06390887954e-2), F(-5.37397155531e-2),
 
 @_njit
 def tl_tanh_f32(x):
+    # Cephes tanhf: an odd polynomial below 0.625, else 1 - 2 / (exp(2|x|) + 1) (the quotient is
+    # below 0.45, so the subtraction keeps the result's accuracy).  exp(2|x|) with 2|x| clamped
+    # to 20 (tanh is 1 in float32 beyond 9.01) needs no overflow handling: one scaling by 2**n.
     a = abs(x)
     p0, p1, p2, p3, p4 = _TANH_P
     z = x * x
     small = _fma(x * z, _fma(_fma(_fma(_fma(p0, z, p1), z, p2), z, p3), z, p4), x)
-    em = tl_expm1_f32(_TWO * (F(10.0) if a >= F(10.0) else a))  # tanh = em / (em + 2)
-    big = em / (em + _TWO)
+    t = _TWO * a
+    t = F(20.0) if t > F(20.0) else t
+    t = _ZERO if x != x else t
+    n = (t * _LOG2E + _MAGIC) - _MAGIC
+    r = (t - n * _C1) - n * _C2
+    e = (_fma(_exp_poly(r), r * r, r) + _ONE) * _pow2i(n)
+    big = _ONE - _TWO / (e + _ONE)
     big = -big if x < _ZERO else big
+    big = x if x != x else big
     small = x if a < _TINY else small  # keeps -0.0
-    return small if a < F(0.625) else big  # NaN: big, NaN
+    return small if a < F(0.625) else big
 
 
 @_njit

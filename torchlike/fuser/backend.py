@@ -148,13 +148,23 @@ class OpInfo:
     out_dtype: str
     scalar: bool = False                     # TorchScript scalar arithmetic
 
+    def template_constants(self) -> Dict[str, Any]:
+        """What a callable template sees: the constant attributes' values and the constant
+        operands' (pow specializes ``x ** 3`` to products; the value is in the kernel source,
+        so kernels for different constants are different cache entries)."""
+        consts = dict(self.attr_values)
+        for name, r in zip(self.op.operand_names, self.operands, strict=True):
+            if isinstance(r, ValueInfo) and r.kind == ValueKind.CONST:
+                consts[name] = r.const
+        return consts
+
     def template_text(self, language: str) -> str:
         """The op's ``language`` template for this compute dtype and these attributes, with
         its placeholders still in; ``Unsupported`` when the registry entry has none."""
         template = self.op.templates.get(language)
         if template is None:
             raise Unsupported(f"unsupported op {self.op.name}: no {language} template")
-        text = ew.pick_template(template, self.compute, self.attr_values)
+        text = ew.pick_template(template, self.compute, self.template_constants())
         if text is None:
             raise Unsupported(f"unsupported op {self.op.name} for dtype {self.compute}")
         return text

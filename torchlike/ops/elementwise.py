@@ -154,31 +154,6 @@ elementwise("aten::fmod", "Tensor self, Tensor other", ref=_fmod, dtypes="number
                   "default": "tl_fmod_int({self}, {other}, err)"})
 
 
-def _pow(xp, a, b):
-    if a.dtype.kind not in "iu":
-        return xp.power(a, b)
-    neg = b < 0
-    r = xp.power(a, xp.where(neg, 0, b).astype(a.dtype, copy=False))
-    if bool(neg.any()):  # 1 ** -n = 1, (-1) ** -n = +-1, anything else ** -n = 0 (PyTorch)
-        odd = (b % 2) != 0
-        special = xp.where(a == 1, 1, xp.where(a == -1, xp.where(odd, -1, 1), 0))
-        r = xp.where(neg, special.astype(a.dtype), r)
-    return r
-
-
-def _pow_check(operands, attrs):
-    base, exp = operands
-    if (getattr(base, "dtype", None) is not None and base.dtype.kind in "iub"
-            and isinstance(exp, int) and not isinstance(exp, bool) and exp < 0):
-        raise ExecutionError("Integers to negative integer powers are not allowed.")
-
-
-elementwise("aten::pow", "Tensor self, Tensor exponent", ref=_pow, precheck=_pow_check,
-            scalar_out="float64", dtypes="number",
-            numba={"float32": "tl_pow_f32({self}, {exponent})", "float": "{self} ** {exponent}",
-                   "default": "tl_pow_int({self}, {exponent})"},
-            cuda={"float": "tl_pow({self}, {exponent})",
-                  "default": "tl_pow_int({self}, {exponent})"}, aliases=("power",))
 elementwise("aten::square", "Tensor self", ref=lambda xp, a: a * a,
             dtype_rule=lambda infos, attrs: rule_same(infos + [("int64", Priority.WRAPPED)], attrs),
             numba="{self} * {self}", cuda="{self} * {self}")

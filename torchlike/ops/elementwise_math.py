@@ -1,11 +1,89 @@
-"""More float math ops (inverse hyperbolics, erfinv): ``elementwise(...)`` entries as in
+"""More math ops (pow, inverse hyperbolics, erfinv): ``elementwise(...)`` entries as in
 ``elementwise.py`` (which is at the module-size limit), with the same conventions: the numpy
 ref computes in the compute dtype, Numba templates call ``tl_<name>_f32`` helpers for float32
 (``cpu_backend/scalar_math.py``), CUDA templates call ``prelude.cuh``'s ``tl_<name>``.
 """
 from __future__ import annotations
 
-from .elementwise_base import elementwise
+import numbers
+
+from ..errors import ExecutionError
+from .elementwise_base import elementwise, pick_template
+
+# ----- pow -----
+#
+# A float tensor to a constant exponent computes as PyTorch's pow.Tensor_Scalar kernel does
+# (ATen PowKernel.cpp): 0 -> 1 and 1 -> a copy (pow_out), 0.5 -> sqrt, -0.5 -> rsqrt,
+# -1 -> reciprocal, 2 / 3 / -2 -> products in the tensor's dtype; anything else is pow.  The
+# products are exact PyTorch results (a float64 pow rounded to float32 can differ by an ulp),
+# and they are what makes ``x ** 3`` in gelu_tanh a couple of float32 multiplies in the
+# generated loop instead of a pow call.  The interpreter (``_pow``) and both code generators
+# (``_t_pow``, which sees constant operands' values) share the table.
+
+_POW_FORMS = {  # exponent -> (ref(xp, a), Numba template, CUDA C template)
+    0: (lambda xp, a: xp.ones_like(a), "np.{T}(1)", "({T})1"),
+    1: (lambda xp, a: a.copy(), "{self}", "{self}"),
+    2: (lambda xp, a: a * a, "{self} * {self}", "{self} * {self}"),
+    3: (lambda xp, a: a * a * a, "{self} * {self} * {self}", "{self} * {self} * {self}"),
+    -1: (lambda xp, a: 1 / a, "np.{T}(1) / {self}", "({T})1 / {self}"),
+    -2: (lambda xp, a: 1 / (a * a), "np.{T}(1) / ({self} * {self})", "({T})1 / ({self} * {self})"),
+    0.5: (lambda xp, a: xp.sqrt(a), "np.sqrt({self})", "tl_sqrt({self})"),
+    -0.5: (lambda xp, a: 1 / xp.sqrt(a), "np.{T}(1) / np.sqrt({self})", "tl_rsqrt({self})"),
+}
+
+
+def _pow_form(a, b):
+    """The ``_POW_FORMS`` row for a float base and a constant Python-number exponent, or None."""
+    if (isinstance(b, numbers.Real) and not isinstance(b, bool)
+            and getattr(a, "dtype", None) is not None and a.dtype.kind == "f"):
+        return _POW_FORMS.get(b)
+    return None
+
+
+def _pow(xp, a, b):
+    form = _pow_form(a, b)
+    if form is not None:
+        return form[0](xp, a)
+    if a.dtype.kind not in "iu":
+        return xp.power(a, b)
+    neg = b < 0
+    r = xp.power(a, xp.where(neg, 0, b).astype(a.dtype, copy=False))
+    if bool(neg.any()):  # 1 ** -n = 1, (-1) ** -n = +-1, anything else ** -n = 0 (PyTorch)
+        odd = (b % 2) != 0
+        special = xp.where(a == 1, 1, xp.where(a == -1, xp.where(odd, -1, 1), 0))
+        r = xp.where(neg, special.astype(a.dtype), r)
+    return r
+
+
+def _pow_check(operands, attrs):
+    base, exp = operands
+    if (getattr(base, "dtype", None) is not None and base.dtype.kind in "iub"
+            and isinstance(exp, int) and not isinstance(exp, bool) and exp < 0):
+        raise ExecutionError("Integers to negative integer powers are not allowed.")
+
+
+def _t_pow(language, general):
+    """The pow template: a ``_POW_FORMS`` form for a float compute dtype and a constant
+    exponent, else ``general`` (a dtype-keyed template)."""
+    column = {"numba": 1, "cuda": 2}[language]
+
+    def template(dt, consts):
+        e = consts.get("exponent")
+        if (dt in ("float16", "bfloat16", "float32", "float64") and isinstance(e, numbers.Real)
+                and not isinstance(e, bool) and e in _POW_FORMS):
+            return _POW_FORMS[e][column]
+        return pick_template(general, dt, consts)
+    return template
+
+
+elementwise("aten::pow", "Tensor self, Tensor exponent", ref=_pow, precheck=_pow_check,
+            scalar_out="float64", dtypes="number",
+            numba=_t_pow("numba", {"float32": "tl_pow_f32({self}, {exponent})",
+                                   "float": "{self} ** {exponent}",
+                                   "default": "tl_pow_int({self}, {exponent})"}),
+            cuda=_t_pow("cuda", {"float": "tl_pow({self}, {exponent})",
+                                 "default": "tl_pow_int({self}, {exponent})"}),
+            aliases=("power",))
 
 # ----- inverse hyperbolic functions -----
 
