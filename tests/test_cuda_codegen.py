@@ -228,6 +228,32 @@ def test_chunks_index_their_input(dim):
                 interpret(sub, [gates, cx]))
 
 
+@needs_nvrtc
+@needs_gxx
+@pytest.mark.parametrize("bias_shape", [(16,), (3, 1)])
+def test_broadcasting_chunk_chunks_or_passes_each_input(bias_shape):
+    """prim::BroadcastingChunk (chunk motion): the gates are chunked along dim 1; the bias is
+    chunked with them when it spans the dim, passed whole to every chunk when broadcast."""
+    def build(s, p):
+        node = s.create("prim::BroadcastingChunk", [p[0], p[1]], [TENSOR] * 8,
+                        {"chunks": 4, "dim": 1})
+        g, b = node.outputs[:4], node.outputs[4:]
+        i, f, z, o = (add_op(s, "aten::add", [g[k], b[k], const(s, 1)]) for k in range(4))
+        c = add_op(s, "aten::add", [add_op(s, "aten::mul", [add_op(s, "aten::sigmoid", [f]), p[2]]),
+                                    add_op(s, "aten::mul", [add_op(s, "aten::sigmoid", [i]),
+                                                            add_op(s, "aten::tanh", [z])]),
+                                    const(s, 1)])
+        h = add_op(s, "aten::mul", [add_op(s, "aten::sigmoid", [o]), add_op(s, "aten::tanh", [c])])
+        return [h, c]
+    sub = make_group(3, build)
+    rng = np.random.default_rng(1)
+    args = [rng.standard_normal(shape).astype(np.float32) for shape in ((3, 16), bias_shape, (3, 4))]
+    spec = analyze(sub, signature_of(args))
+    src = emulated_backend().generate(spec)
+    assert nvrtc_compile(src.source)[1] == ""
+    assert_same(run_emulated(sub, args, src), interpret(sub, args))
+
+
 # -- dtypes numpy lacks: bfloat16 as uint16 bit patterns ----------------------------------------
 
 def bf16_bits(x):

@@ -40,6 +40,7 @@ from ..ops.dtypes import ALL_DTYPES, Priority
 from ..ops.elementwise_base import signature_dtypes
 
 CONSTANT_CHUNK = "prim::ConstantChunk"
+BROADCASTING_CHUNK = "prim::BroadcastingChunk"  # chunk_motion.py's
 _SCALAR_DTYPE = {bool: "bool", int: "int64", float: "float32"}
 
 
@@ -239,6 +240,8 @@ def analyze(sub: Graph, signature: Tuple, structure: Optional[str] = None) -> Gr
             values[node.output()] = _const_info(constant_runtime_value(node, np))
         elif node.kind == CONSTANT_CHUNK:
             _chunk(node, values)
+        elif node.kind == BROADCASTING_CHUNK:
+            _broadcasting_chunk(node, values)
         else:
             ops.append(_op(node, values, used))
     for out in sub.outputs:
@@ -247,6 +250,11 @@ def analyze(sub: Graph, signature: Tuple, structure: Optional[str] = None) -> Gr
             raise Unsupported("unsupported scalar output of a fusion group")
         if info.kind == ValueKind.ARRAY and info.chunk is not None:
             used[out] = None
+    cuts = {}
+    for v in used:  # the kernels size an input's chunks once: one way of cutting each input
+        c = values[v].chunk
+        if c is not None and cuts.setdefault(values[v].input, c[1:]) != c[1:]:
+            raise Unsupported("unsupported chunks of one input along two dims or counts")
     shapes = [values[v].shape for v in used] + [values[o.node.output()].shape for o in ops]
     try:
         iter_shape = _broadcast(shapes)
@@ -254,6 +262,34 @@ def analyze(sub: Graph, signature: Tuple, structure: Optional[str] = None) -> Gr
         raise Unsupported("group values of shapes that do not broadcast together") from None
     return GroupSpec(sub, tuple(signature), values, ops, list(used), iter_shape,
                      structure or structure_key(sub))
+
+
+def _broadcasting_chunk(node: Node, values: Dict[Value, ValueInfo]) -> None:
+    """``prim::BroadcastingChunk`` (``chunk_motion.py``): each input broadcast along the dim is
+    passed whole, the others become chunk views (as ``prim::ConstantChunk``'s)."""
+    srcs = [values[v] for v in node.inputs]
+    if any(s.kind != ValueKind.ARRAY or s.chunk is not None for s in srcs):
+        raise Unsupported("unsupported prim::BroadcastingChunk of a value computed in the group")
+    n, dim = int(node.attrs["chunks"]), int(node.attrs["dim"])
+    rank = max(len(s.shape) for s in srcs)
+    if rank == 0 or not -rank <= dim < rank or n <= 0 or len(node.outputs) != n * len(srcs):
+        raise InterpretInstead()
+    d = dim % rank
+    extent = lambda s: s.shape[d - rank + len(s.shape)] if d - rank + len(s.shape) >= 0 else 1  # noqa: E731
+    size = max(extent(s) for s in srcs)
+    if size % n:
+        raise Unsupported("unsupported prim::BroadcastingChunk into unequal pieces")
+    for j, src in enumerate(srcs):
+        outs = node.outputs[j * n:(j + 1) * n]
+        if extent(src) == 1 and size != 1 or d - rank + len(src.shape) < 0:
+            for out in outs:
+                values[out] = src
+            continue
+        dx = d - rank + len(src.shape)
+        shape = src.shape[:dx] + (src.shape[dx] // n,) + src.shape[dx + 1:]
+        for k, out in enumerate(outs):
+            values[out] = ValueInfo(ValueKind.ARRAY, src.dtype, src.priority, src.dtype, shape,
+                                    input=src.input, chunk=(k, n, dx))
 
 
 def _chunk(node: Node, values: Dict[Value, ValueInfo]) -> None:

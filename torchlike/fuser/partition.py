@@ -53,9 +53,11 @@ from ..ops.dtypes import ALL_DTYPES
 from ..ops.elementwise_base import normalize_args
 from ..ops.registry import OpDef
 from . import config
+from .chunk_motion import BROADCASTING_CHUNK, move_chunks
 
 FUSION_GROUP = "prim::FusionGroup"
 CONSTANT_CHUNK = "prim::ConstantChunk"
+_CHUNKS = ("aten::chunk", BROADCASTING_CHUNK)
 
 _SCALAR_TYPES = (INT, FLOAT, BOOL, NUMBER)
 
@@ -186,7 +188,7 @@ class _Item:
         self.members = members
         self.key = key
         self.fusible = fusible
-        self.chunks: List[Node] = [m for m in members if m.kind == "aten::chunk"]
+        self.chunks: List[Node] = [m for m in members if m.kind in _CHUNKS]
         self.alive = True
 
 
@@ -222,6 +224,8 @@ class _BlockPartition:
             if unpack is not None:
                 paired.add(unpack)
                 item = _Item([node, unpack], (i,), True)
+            elif node.kind == BROADCASTING_CHUNK:  # made by chunk motion: views, like a chunk
+                item = _Item([node], (i,), True)
             else:
                 why = why_not_fusible(node, dont_fuse)
                 if why is not None and _debugging() and _worth_a_line(node):
@@ -285,10 +289,11 @@ class _BlockPartition:
         if a is b or not (a.fusible and b.fusible and a.alive and b.alive):
             return False
         lo, hi = (a, b) if a.key < b.key else (b, a)
-        for chunk in lo.chunks + hi.chunks:  # a chunk's input must stay a group input
-            src = chunk.inputs[0].node
-            if src in self.owner and self.owner[src] in (lo, hi):
-                return False
+        for chunk in lo.chunks + hi.chunks:  # a chunk's inputs must stay group inputs
+            chunked = chunk.inputs if chunk.kind == BROADCASTING_CHUNK else chunk.inputs[:1]
+            for src in (v.node for v in chunked):
+                if src in self.owner and self.owner[src] in (lo, hi):
+                    return False
         # Items that lo reaches before hi; reaching hi through one of them would be a cycle.
         window: Set[_Item] = set()
         stack = [s for s in self.successors(lo) if s is not hi and s.key < hi.key]
@@ -376,7 +381,7 @@ class _BlockPartition:
         order: List[Node] = []
         for item in sorted((it for it in self.items if it.alive), key=lambda it: it.key):
             members = sorted(item.members, key=self.index.__getitem__)
-            compute = sum(1 for m in members if m.kind not in ("aten::chunk", "prim::ListUnpack"))
+            compute = sum(1 for m in members if m.kind not in _CHUNKS + ("prim::ListUnpack",))
             if not item.fusible or compute < max(1, min_compute):
                 if item.fusible and compute and _debugging():
                     _log_decision(f"not grouped ({compute} op(s), fewer than "
@@ -473,6 +478,9 @@ def fuse(graph: Graph, dont_fuse: Iterable[str] = frozenset(), min_group_size: i
     once per iteration, and PyTorch's fuser, which unrolls loops first, fuses even a one-op body.
     """
     result = clone_graph(graph)
+    dont_fuse = frozenset(dont_fuse)
+    if "aten::chunk" not in dont_fuse:
+        move_chunks(result, lambda n: why_not_fusible(n, dont_fuse) is None)
     touched: Set[Value] = set()
     _fuse_block(result.block, frozenset(dont_fuse), min_group_size, loop_min_group_size, False,
                 touched)

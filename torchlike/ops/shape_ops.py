@@ -10,7 +10,7 @@ from typing import Any, List, Optional, Sequence
 
 from ..ir.types import STR, TENSOR, ListType, TensorType
 from .dtypes import promote_types
-from .registry import defop
+from .registry import OpDef, defop, register
 from .tensor_common import (
     UNKNOWN,
     arg,
@@ -111,6 +111,35 @@ defop("aten::split", "Tensor self, int split_size, int dim=0", _split, category=
 # prim::ConstantChunk[chunks=4, dim=1](%x) -> 4 outputs; the form fusion groups use.
 defop("prim::ConstantChunk", "Tensor self", lambda xp, x, chunks, dim: _chunk(xp, x, chunks, dim),
       category="shape", num_outputs=None, infer=_infer_constant_chunk, python_name=None)
+
+
+
+def _broadcasting_chunk(xp, *xs, chunks, dim):
+    """``prim::BroadcastingChunk``: the ``chunks`` chunks along ``dim`` of the broadcast of
+    ``xs``, for each input in turn (``fuser/chunk_motion.py``).  An input broadcast along
+    ``dim`` (size 1 there, or too few dims) is passed whole to every chunk: the elementwise ops
+    that consume the chunks broadcast it as they would have broadcast it before the chunk."""
+    rank = max((x.ndim for x in xs), default=0)
+    if rank == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+    d = wrap_dim(dim, rank)
+    size = max(x.shape[d - rank + x.ndim] if d - rank + x.ndim >= 0 else 1 for x in xs)
+    sizes = _chunk_sizes(size, chunks)
+    if len(sizes) != chunks:  # what unpacking torch.chunk's list would raise
+        raise RuntimeError(f"chunk of a size-{size} dim gives {len(sizes)} pieces, not the "
+                           f"{chunks} unpacked")
+    out = []
+    for x in xs:
+        dx = d - rank + x.ndim
+        if dx < 0 or x.shape[dx] == 1 and size != 1:
+            out.extend([x] * chunks)
+        else:
+            out.extend(_pieces(x, sizes, dx))
+    return out
+
+
+register(OpDef("prim::BroadcastingChunk", (), _broadcasting_chunk, category="shape",
+               num_outputs=None))
 
 
 # -- indexing and views --------------------------------------------------------------------------
