@@ -454,3 +454,25 @@ def test_random_dags_stay_acyclic_and_equal(seed):
         want, got = run(g, x, y), run(fused, x, y)
         for w, r in zip(want, got):
             np.testing.assert_allclose(r, w, rtol=0, atol=0, equal_nan=True)
+
+
+def test_binary_max_and_min_fuse_as_maximum_and_minimum():
+    """``torch.max(a, b)`` prints as ``aten::max(%a, %b)`` (max.other): fused as maximum, NaN
+    propagating as PyTorch's; the reducing ``max(%x)`` is left alone."""
+    from torchlike.ir import parse_graph
+    g = parse_graph("""
+graph(%a : Tensor, %b : Tensor):
+  %one : int = prim::Constant[value=1]()
+  %m : Tensor = aten::max(%a, %b)
+  %n : Tensor = aten::min(%a, %b)
+  %s : Tensor = aten::add(%m, %n, %one)
+  %r : Tensor = aten::max(%s)
+  return (%s, %r)
+""")
+    fused = fuse(g)
+    [group] = fusion_groups(fused)
+    assert group_kinds(group) == ["aten::maximum", "aten::minimum", "aten::add"]
+    assert [n.kind for n in fused.nodes if n.kind.startswith("aten::")] == ["aten::max"]
+    a, b = arr(4, 5), arr(5)
+    a[0, 0], b[1] = np.nan, np.nan
+    check_same_results(g, fused, a, b)

@@ -479,6 +479,7 @@ def fuse(graph: Graph, dont_fuse: Iterable[str] = frozenset(), min_group_size: i
     """
     result = clone_graph(graph)
     dont_fuse = frozenset(dont_fuse)
+    _elementwise_overloads(result, dont_fuse)
     if "aten::chunk" not in dont_fuse:
         move_chunks(result, lambda n: why_not_fusible(n, dont_fuse) is None)
     touched: Set[Value] = set()
@@ -486,6 +487,17 @@ def fuse(graph: Graph, dont_fuse: Iterable[str] = frozenset(), min_group_size: i
                 touched)
     _remove_dead_constants(result, touched)
     return result
+
+
+def _elementwise_overloads(graph: Graph, dont_fuse: FrozenSet[str]) -> None:
+    """Nodes whose op is elementwise for their inputs (``OpDef.elementwise_overload``:
+    ``aten::max(%a, %b)`` of two tensors) become that op, which the partitioner fuses."""
+    for node in graph.all_nodes():
+        op = registry.lookup(node.kind)
+        if op is not None and op.elementwise_overload is not None and node.kind not in dont_fuse:
+            kind = op.elementwise_overload(node)
+            if kind is not None:
+                node.kind = kind
 
 
 def _remove_dead_constants(graph: Graph, touched: Set[Value]) -> None:

@@ -195,10 +195,22 @@ def _infer_argmax(node, types):
     return [like(t, "int64", _infer_reduced_shape(t, arg(node, 1, None), arg(node, 2, False)))]
 
 
+def _binary_form(kind):
+    """``max(Tensor, Tensor)`` (max.other) is ``maximum``: fusible as that elementwise op."""
+    def overload(node):
+        if (len(node.inputs) == 2 and len(node.outputs) == 1
+                and all(isinstance(v.type, TensorType) for v in node.inputs)):
+            return kind
+        return None
+    return overload
+
+
 defop("aten::max", "Tensor self, int? dim=None, bool keepdim=False", _max_min("max"),
-      category="reduction", num_outputs=None, infer=_infer_max_min)
+      category="reduction", num_outputs=None, infer=_infer_max_min,
+      elementwise_overload=_binary_form("aten::maximum"))
 defop("aten::min", "Tensor self, int? dim=None, bool keepdim=False", _max_min("min"),
-      category="reduction", num_outputs=None, infer=_infer_max_min)
+      category="reduction", num_outputs=None, infer=_infer_max_min,
+      elementwise_overload=_binary_form("aten::minimum"))
 defop("aten::argmax", "Tensor self, int? dim=None, bool keepdim=False", _argmax_like("argmax"),
       category="reduction", infer=_infer_argmax)
 defop("aten::argmin", "Tensor self, int? dim=None, bool keepdim=False", _argmax_like("argmin"),

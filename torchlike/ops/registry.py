@@ -48,6 +48,9 @@ class OpDef:
     code_name: Optional[str] = None         # its call in ``.code`` if not torch.<name> (int(x))
     python_name: Optional[str] = None       # name in the torchlike namespace; None hides it
     aliases: Tuple[str, ...] = ()           # more namespace names (method names, numpy names)
+    elementwise_overload: Optional[Callable] = None  # node -> the elementwise op kind this
+                                            # node is for its inputs, or None (max(Tensor, Tensor)
+                                            # is maximum); the fuser fuses it as that op
     # Elementwise ops only (see ops/elementwise_base.py):
     dtype_rule: Optional[Callable] = None   # (operand (dtype, priority) list, attrs) -> (compute, out)
     templates: Dict[str, Any] = field(default_factory=dict)  # language -> template (str or dict)
