@@ -82,11 +82,15 @@ def test_chain_fuses_with_extra_output_and_folded_constants():
     check_same_results(g, fused, arr(2, 3), arr(2, 3))
 
 
-def test_lone_op_not_grouped_and_min_group_size():
+def test_lone_op_grouped_unless_min_group_size():
+    """A lone op is a group by default: one parallel, vectorized kernel beats numpy's
+    single-threaded ufunc on large inputs and the interpreter's per-node overhead on small ones;
+    ``min_group_size=2`` keeps PyTorch's legacy rule (a lone op stays as it is)."""
     g = Graph()
     x = g.add_input("x", T)
     g.set_outputs([op(g, "aten::tanh", x)])
-    assert not list(fusion_groups(fuse(g)))
+    assert len(list(fusion_groups(fuse(g)))) == 1
+    assert not list(fusion_groups(fuse(g, min_group_size=2)))
     g2 = Graph()
     x = g2.add_input("x", T)
     g2.set_outputs([op(g2, "aten::tanh", op(g2, "aten::mul", x, x))])
@@ -101,7 +105,7 @@ def test_dont_fuse_honored():
     b = op(g, "aten::tanh", a)
     c = op(g, "aten::mul", b, b)
     g.set_outputs([op(g, "aten::tanh", c)])
-    fused = fuse(g, dont_fuse={"aten::mul"})
+    fused = fuse(g, dont_fuse={"aten::mul"}, min_group_size=2)
     assert [n.kind for n in fused.nodes] == ["aten::mul", "aten::tanh", "aten::mul", "aten::tanh"]
     assert why_not_fusible(g.nodes[0], {"aten::mul"}) == "excluded by dont_fuse"
     check_same_results(g, fused, arr(2, 3))
@@ -185,7 +189,7 @@ def _if_graph():
 
 def test_groups_inside_if_blocks_never_across():
     g = _if_graph()
-    fused = fuse(g)
+    fused = fuse(g, min_group_size=2)
     top = [n.kind for n in fused.nodes]
     assert top == ["aten::mul", "prim::If", "prim::FusionGroup"]  # the outer mul is alone
     if_node = fused.nodes[1]
@@ -224,13 +228,13 @@ def test_loop_body_lone_op_and_int_arithmetic():
     counter3 = Node("aten::add", counter.inputs + [counter.inputs[1]])
     counter3.outputs.append(Value("n", INT, node=counter3))
     assert why_not_fusible(counter3) == "output of type int is not a tensor"
-    fused = fuse(g)
+    fused = fuse(g, min_group_size=2)
     body = fused.nodes[-1].blocks[0]
     assert [n.kind for n in body.nodes if n.kind != "prim::Constant"] == [
         "aten::add", "prim::FusionGroup"]
     [group] = [n for n in body.nodes if n.kind == "prim::FusionGroup"]
     assert group_kinds(group) == ["aten::add"] and len(group.inputs) == 2  # xc and the outer mul
-    assert not list(fusion_groups(fuse(g, loop_min_group_size=2)))
+    assert not list(fusion_groups(fuse(g, min_group_size=2, loop_min_group_size=2)))
     verify(fused)
     x = arr(2, 3)
     np.testing.assert_array_equal(run(fused, x), run(g, x))
@@ -407,7 +411,7 @@ def test_dropout_fuses_only_when_not_training():
         d = op(g, "aten::dropout", op(g, "aten::mul", x, x), p, flag)
         g.set_outputs([op(g, "aten::tanh", d)])
         assert (why_not_fusible(d.node) is None) == fusible
-        groups = list(fusion_groups(fuse(g)))
+        groups = list(fusion_groups(fuse(g, min_group_size=2)))
         assert ["aten::dropout" in group_kinds(gr) for gr in groups] == ([True] if fusible else [])
         if not train:
             check_same_results(g, fuse(g), arr(2, 3))

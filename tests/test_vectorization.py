@@ -130,7 +130,7 @@ def test_full_width_is_what_the_kernel_asks_for(monkeypatch, tmp_path):
 
 
 def test_vector_bits_setting_is_checked(monkeypatch):
-    from torchlike.cpu_backend.vector_width import vector_bits
+    from torchlike.cpu_backend.codegen import vector_bits
     monkeypatch.setenv("TORCHLIKE_CPU_VECTOR_BITS", "384")
     with pytest.raises(ValueError, match="TORCHLIKE_CPU_VECTOR_BITS"):
         vector_bits()

@@ -37,8 +37,7 @@ def _fingerprint() -> str:
         parts.append(numba.__version__)
     except ImportError:
         pass
-    from .vector_width import vector_bits
-    parts.append(f"prefer-vector-width={vector_bits()}")
+    parts.append(f"prefer-vector-width={codegen.vector_bits()}")
     here = os.path.dirname(__file__)
     # Every module of this backend (helpers such as math_f32 are inlined into kernels), plus
     # what the generated code depends on from below: the shared renderer and the casts.

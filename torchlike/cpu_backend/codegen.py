@@ -34,6 +34,7 @@ float32 are rounded to float16 after each op, as the interpreter does.
 from __future__ import annotations
 
 import math
+import os
 import re
 from dataclasses import dataclass
 from typing import Dict, List, Tuple, Union
@@ -293,6 +294,19 @@ class _Renderer(Renderer):
                     size = f"c{info.input}"
                 return size
         return "1"
+
+
+def vector_bits() -> int:
+    """The preferred vector width in bits of the kernel loops (``TORCHLIKE_CPU_VECTOR_BITS``,
+    default 512; see vector_width.py)."""
+    text = os.environ.get("TORCHLIKE_CPU_VECTOR_BITS", "512").strip() or "512"
+    try:
+        bits = int(text)
+    except ValueError:
+        raise ValueError(f"TORCHLIKE_CPU_VECTOR_BITS={text!r}: expected 0, 128, 256 or 512") from None
+    if bits not in (0, 128, 256, 512):
+        raise ValueError(f"TORCHLIKE_CPU_VECTOR_BITS={text!r}: expected 0, 128, 256 or 512")
+    return bits
 
 
 def kernel_name(key_hash: str) -> str:

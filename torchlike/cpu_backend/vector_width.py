@@ -17,23 +17,11 @@ the target has (256 bits with AVX2).
 """
 from __future__ import annotations
 
-import os
-
 from llvmlite.ir import values as llvm_values
 from numba.core import types
 from numba.extending import intrinsic
 
-
-def vector_bits() -> int:
-    """The preferred vector width in bits (``TORCHLIKE_CPU_VECTOR_BITS``, default 512)."""
-    text = os.environ.get("TORCHLIKE_CPU_VECTOR_BITS", "512").strip() or "512"
-    try:
-        bits = int(text)
-    except ValueError:
-        raise ValueError(f"TORCHLIKE_CPU_VECTOR_BITS={text!r}: expected 0, 128, 256 or 512") from None
-    if bits not in (0, 128, 256, 512):
-        raise ValueError(f"TORCHLIKE_CPU_VECTOR_BITS={text!r}: expected 0, 128, 256 or 512")
-    return bits
+from .codegen import vector_bits
 
 
 class _PreferWidth(llvm_values.FunctionAttributes):

@@ -468,12 +468,14 @@ def _build_group(members: List[Node], users: Dict[Value, List[Node]],
 
 # -- public entry points ------------------------------------------------------------------------
 
-def fuse(graph: Graph, dont_fuse: Iterable[str] = frozenset(), min_group_size: int = 2, *,
+def fuse(graph: Graph, dont_fuse: Iterable[str] = frozenset(), min_group_size: int = 1, *,
          loop_min_group_size: int = 1) -> Graph:
     """A copy of ``graph`` whose fusible regions are ``prim::FusionGroup`` nodes.
 
     ``dont_fuse``: op kinds never fused.  ``min_group_size``: the fewest compute ops (constants
-    and chunk indexing excluded) worth a group; a lone op stays as it is.  Inside a
+    and chunk indexing excluded) worth a group.  It is 1: a lone elementwise op becomes a group
+    too, since its kernel (parallel and vectorized) beats a numpy ufunc on large inputs and the
+    interpreter's per-node cost on small ones; 2 is PyTorch's legacy rule.  Inside a
     ``prim::Loop`` body ``loop_min_group_size`` applies instead (1 by default): the body runs
     once per iteration, and PyTorch's fuser, which unrolls loops first, fuses even a one-op body.
     """
