@@ -52,6 +52,7 @@ from ..ops import registry
 from ..ops.dtypes import ALL_DTYPES
 from ..ops.elementwise_base import normalize_args
 from ..ops.registry import OpDef
+from ..passes.unroll_loops import unroll_loops
 from . import config
 from .chunk_motion import BROADCASTING_CHUNK, move_chunks
 
@@ -469,7 +470,7 @@ def _build_group(members: List[Node], users: Dict[Value, List[Node]],
 # -- public entry points ------------------------------------------------------------------------
 
 def fuse(graph: Graph, dont_fuse: Iterable[str] = frozenset(), min_group_size: int = 1, *,
-         loop_min_group_size: int = 1) -> Graph:
+         loop_min_group_size: int = 1, unroll: bool = True) -> Graph:
     """A copy of ``graph`` whose fusible regions are ``prim::FusionGroup`` nodes.
 
     ``dont_fuse``: op kinds never fused.  ``min_group_size``: the fewest compute ops (constants
@@ -478,8 +479,12 @@ def fuse(graph: Graph, dont_fuse: Iterable[str] = frozenset(), min_group_size: i
     interpreter's per-node cost on small ones; 2 is PyTorch's legacy rule.  Inside a
     ``prim::Loop`` body ``loop_min_group_size`` applies instead (1 by default): the body runs
     once per iteration, and PyTorch's fuser, which unrolls loops first, fuses even a one-op body.
+    ``unroll``: short loops with a constant trip count are unrolled first
+    (``passes.unroll_loops``), so their iterations fuse into one group.
     """
     result = clone_graph(graph)
+    if unroll:
+        unroll_loops(result)
     dont_fuse = frozenset(dont_fuse)
     _elementwise_overloads(result, dont_fuse)
     if "aten::chunk" not in dont_fuse:
