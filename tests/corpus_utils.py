@@ -20,7 +20,10 @@ def graph_text(case: str, which: str) -> str:
 
 
 def graph_files(case: str) -> List[str]:
-    return [w for w in ("traced", "scripted") if (CORPUS / case / f"{w}.txt").exists()]
+    """The graph texts of ``case``: traced, scripted, and both as printed after PyTorch's
+    TensorExpr fuser ran (``prim::TypeCheck`` guards, ``prim::TensorExprGroup`` subgraphs)."""
+    return [w for w in ("traced", "scripted", "te_fused_traced", "te_fused")
+            if (CORPUS / case / f"{w}.txt").exists()]
 
 
 class Params(dict):

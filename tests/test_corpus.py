@@ -26,7 +26,7 @@ def test_parses_and_prints_back(case, which):
 def test_interpreter_reproduces_pytorch(case, which):
     graph = parse_graph(graph_text(case, which))
     for label, args, expected in input_sets(case):
-        if which == "traced" and label != "inputs" and case in TRACE_BAKES_CONTROL_FLOW:
+        if "traced" in which and label != "inputs" and case in TRACE_BAKES_CONTROL_FLOW:
             continue
         outputs = flatten_outputs(run(graph, *args))
         assert len(outputs) == len(expected), f"{case}/{which}/{label}: output count"
@@ -60,7 +60,7 @@ def test_fused_on_cpu_reproduces_pytorch(case, which, strict_cpu_fuser):
         return executor.run_fusion_group(node, xp, args)
 
     for label, args, expected in input_sets(case):
-        if which == "traced" and label != "inputs" and case in TRACE_BAKES_CONTROL_FLOW:
+        if "traced" in which and label != "inputs" and case in TRACE_BAKES_CONTROL_FLOW:
             continue
         executor.clear_caches()  # so this run has to fetch each kernel (compile or disk)
         jit.reset_stats()
@@ -73,3 +73,17 @@ def test_fused_on_cpu_reproduces_pytorch(case, which, strict_cpu_fuser):
         assert s["fallbacks"] == {}
         if launches:
             assert s["kernels_compiled"] + s["disk_hits"] >= 1, s
+
+
+def test_specialized_graph_with_other_shapes_says_why():
+    """A graph printed after PyTorch's fuser is specialized (prim::TypeCheck); other shapes
+    would take the fallback function, whose body the text does not hold: a clear error."""
+    import numpy as np
+
+    from torchlike import jit
+    from torchlike.errors import ExecutionError
+    graph = parse_graph(graph_text("silu_swish", "te_fused"))
+    x = np.ones((2, 3), np.float32)  # specialized for Float(5, 7)
+    for g in (graph, jit.fuse(graph)):
+        with pytest.raises(ExecutionError, match="fallback function"):
+            jit.run(g, x)

@@ -18,6 +18,7 @@ from .errors import ExecutionError, IntegerDivisionByZeroError, TorchlikeError
 from .ir.attributes import SUBGRAPH_ATTR, UnknownTensorValue
 from .ir.graph import Block, Graph, Node, Value
 from .ops import registry
+from .ops.executor_prims import SUBGRAPH_NODES
 from .ops.functions import resolve_function
 
 # A hook the fuser installs: run(node, xp, args) -> outputs for prim::FusionGroup nodes.
@@ -121,6 +122,9 @@ class Interpreter:
         if kind == "prim::CallFunction" and args and isinstance(args[0], Graph):
             outputs = Interpreter(args[0], self.fusion_runner).run_outputs(list(args[1:]))
             return outputs[0] if len(outputs) == 1 else tuple(outputs)
+        if kind in SUBGRAPH_NODES:  # PyTorch's own groups: their subgraph, as written
+            sub = node.attrs[SUBGRAPH_ATTR]
+            return _unpack(Interpreter(sub, self.fusion_runner).run_outputs(args), node)
         if kind == "prim::FusionGroup":
             if self.fusion_runner is not None:
                 return _unpack(list(self.fusion_runner(node, xp, args)), node)

@@ -52,6 +52,7 @@ from ..ops import registry
 from ..ops.dtypes import ALL_DTYPES
 from ..ops.elementwise_base import normalize_args
 from ..ops.registry import OpDef
+from ..passes.inline_groups import inline_groups
 from ..passes.unroll_loops import unroll_loops
 from . import config
 from .chunk_motion import BROADCASTING_CHUNK, move_chunks
@@ -483,6 +484,7 @@ def fuse(graph: Graph, dont_fuse: Iterable[str] = frozenset(), min_group_size: i
     (``passes.unroll_loops``), so their iterations fuse into one group.
     """
     result = clone_graph(graph)
+    inline_groups(result)  # PyTorch's own groups (a graph printed after its fuser): regrouped
     if unroll:
         unroll_loops(result)
     dont_fuse = frozenset(dont_fuse)

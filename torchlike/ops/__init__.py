@@ -1,5 +1,14 @@
 """The op registry and every op's entry.  Importing this package registers all ops."""
-from . import elementwise, elementwise_math, functions, linalg, prim_ops, reductions, shape_ops  # noqa: F401  (registration side effects)  # noqa: F401
+from . import (  # noqa: F401  (registration side effects)  # noqa: F401
+    elementwise,
+    elementwise_math,
+    executor_prims,
+    functions,
+    linalg,
+    prim_ops,
+    reductions,
+    shape_ops,
+)
 from .registry import REGISTRY, OpDef, Param, elementwise_ops, get, lookup, register
 
 __all__ = ["REGISTRY", "OpDef", "Param", "elementwise_ops", "get", "lookup", "register"]

@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import Dict, List
 
 from ..ir.graph import Block, Graph, Node, Value
+from .utils import clone_node
 
 MAX_BODY = 32
 MAX_TOTAL = 512
@@ -67,24 +68,6 @@ def _trip_count(loop: Node, max_body: int, max_total: int):
     return n
 
 
-def _clone(graph: Graph, node: Node, env: Dict[Value, Value]) -> Node:
-    """A copy of ``node`` (nested blocks too) reading ``env``'s values in place of its own."""
-    new = Node(node.kind, [env.get(v, v) for v in node.inputs], dict(node.attrs), node.source)
-    for out in node.outputs:
-        env[out] = Value(graph.fresh_name(out.name), out.type, node=new)
-        new.outputs.append(env[out])
-    for b in node.blocks:
-        nb = Block(graph, new)
-        new.blocks.append(nb)
-        for p in b.params:
-            env[p] = Value(graph.fresh_name(p.name), p.type, block=nb)
-            nb.params.append(env[p])
-        for inner in b.nodes:
-            nb.append(_clone(graph, inner, env))
-        nb.returns = [env.get(v, v) for v in b.returns]
-    return new
-
-
 def _blocks(node: Node):
     for b in node.blocks:
         yield b
@@ -115,7 +98,7 @@ def _unroll(graph: Graph, block: Block, loop: Node) -> None:
         env: Dict[Value, Value] = {body.params[0]: counter.outputs[0]}
         env.update(zip(body.params[1:], carried))
         for node in body.nodes:
-            new_nodes.append(_clone(graph, node, env))
+            new_nodes.append(clone_node(graph, node, env))
         carried = [env.get(v, v) for v in body.returns[1:]]
     _detach(body)
     for out, final in zip(loop.outputs, carried):

@@ -86,3 +86,21 @@ def block_index(block: Block, node: Node) -> int:
         if n is node:
             return i
     raise ValueError(f"{node.describe()} is not in its block")
+
+
+def clone_node(graph: Graph, node: Node, env: Dict[Value, Value]) -> Node:
+    """A copy of ``node`` (nested blocks too) reading ``env``'s values in place of its own."""
+    new = Node(node.kind, [env.get(v, v) for v in node.inputs], dict(node.attrs), node.source)
+    for out in node.outputs:
+        env[out] = Value(graph.fresh_name(out.name), out.type, node=new)
+        new.outputs.append(env[out])
+    for b in node.blocks:
+        nb = Block(graph, new)
+        new.blocks.append(nb)
+        for p in b.params:
+            env[p] = Value(graph.fresh_name(p.name), p.type, block=nb)
+            nb.params.append(env[p])
+        for inner in b.nodes:
+            nb.append(clone_node(graph, inner, env))
+        nb.returns = [env.get(v, v) for v in b.returns]
+    return new
