@@ -1,4 +1,4 @@
-"""More math ops (pow, inverse hyperbolics, erfinv): ``elementwise(...)`` entries as in
+"""More elementwise ops (pow, casts, inverse hyperbolics, erfinv): ``elementwise(...)`` entries as in
 ``elementwise.py`` (which is at the module-size limit), with the same conventions: the numpy
 ref computes in the compute dtype, Numba templates call ``tl_<name>_f32`` helpers for float32
 (``cpu_backend/scalar_math.py``), CUDA templates call ``prelude.cuh``'s ``tl_<name>``.
@@ -8,7 +8,7 @@ from __future__ import annotations
 import numbers
 
 from ..errors import ExecutionError
-from .elementwise_base import elementwise, pick_template
+from .elementwise_base import compute_dtype_of, elementwise, pick_template
 
 # ----- pow -----
 #
@@ -84,6 +84,19 @@ elementwise("aten::pow", "Tensor self, Tensor exponent", ref=_pow, precheck=_pow
             cuda=_t_pow("cuda", {"float": "tl_pow({self}, {exponent})",
                                  "default": "tl_pow_int({self}, {exponent})"}),
             aliases=("power",))
+
+# ----- dtype conversions: aten::_cast_<Type>(self, non_blocking) -----
+#
+# What ``aten::to`` does with the dtype fixed: the operand is converted where every backend
+# converts operands (``ops/casting.py``), and the op passes it through.
+
+_CASTS = {"Byte": "uint8", "Char": "int8", "Short": "int16", "Int": "int32", "Long": "int64",
+          "Half": "float16", "Float": "float32", "Double": "float64"}
+for _type, _dtype in _CASTS.items():
+    elementwise(f"aten::_cast_{_type}", "Tensor self, bool non_blocking=False",
+                ref=lambda xp, a, non_blocking=False: a,
+                dtype_rule=lambda infos, attrs, _d=_dtype: (compute_dtype_of(_d), _d),
+                numba="{self}", cuda="{self}", python_name=None)
 
 # ----- inverse hyperbolic functions -----
 

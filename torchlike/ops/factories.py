@@ -1,0 +1,113 @@
+"""Tensor factories: ``aten::tensor``, ``ones``, ``zeros``, ``empty``, ``full``, ``arange``,
+``rand``/``randn`` and their ``*_like`` random forms, with PyTorch's dtype inference (float32
+by default; ``full`` and ``arange`` take the fill / bound values' kind: int -> int64, bool ->
+bool; ``tensor`` its data's).  Layout, device and pin_memory arguments are accepted and ignored
+(arrays live where the array module puts them)::
+
+    %z : Tensor = aten::zeros(%size, %none, %none, %none, %none)
+    %r : Tensor = aten::arange(%start, %end, %step, %none, %none, %none, %none)
+
+Random factories draw from numpy's generator (``torch.manual_seed`` streams are not
+reproduced): their shapes and dtypes are PyTorch's, their values are not.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir.types import TensorType
+from .registry import OpDef, defop, register
+from .tensor_common import dtype_arg
+
+_OPTS = "ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None"
+_RNG = np.random.default_rng()
+
+
+def _size(size):
+    if isinstance(size, (int, np.integer)):
+        size = [size]
+    out = tuple(int(s) for s in size)
+    if any(s < 0 for s in out):
+        raise RuntimeError(f"Trying to create tensor with negative dimension: {list(out)}")
+    return out
+
+
+def _kind_dtype(values, default="float32"):
+    """PyTorch's dtype for Python scalars: all bool -> bool, all int -> int64, else float32."""
+    flat = list(np.asarray(values, dtype=object).reshape(-1)) if not np.isscalar(values) \
+        else [values]
+    if flat and all(isinstance(v, (bool, np.bool_)) for v in flat):
+        return "bool"
+    if flat and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in flat):
+        return "int64"
+    return default
+
+
+def _factory(fill):
+    def impl(xp, size, dtype=None, layout=None, device=None, pin_memory=None, **_):
+        return fill(xp, _size(size), dtype_arg(dtype) or "float32")
+    return impl
+
+
+def _tensor(xp, data, dtype=None, device=None, requires_grad=False):
+    dt = dtype_arg(dtype) or _kind_dtype(data)
+    return xp.asarray(np.asarray(data).astype(dt))
+
+
+def _full(xp, size, fill_value, dtype=None, layout=None, device=None, pin_memory=None):
+    return xp.full(_size(size), fill_value, dtype=dtype_arg(dtype) or _kind_dtype(fill_value))
+
+
+def _arange(xp, *args):
+    """arange(end, ...4 options), arange(start, end, ...4), arange(start, end, step, ...4)."""
+    bounds, opts = args[:-4], args[-4:]
+    if len(bounds) == 1:
+        start, end, step = 0, bounds[0], 1
+    elif len(bounds) == 2:
+        (start, end), step = bounds, 1
+    elif len(bounds) == 3:
+        start, end, step = bounds
+    else:
+        raise RuntimeError(f"arange: expected 1 to 3 bounds, got {len(bounds)}")
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+    dt = dtype_arg(opts[0]) or _kind_dtype([start, end, step])
+    n = max(int(np.ceil((end - start) / step)), 0)
+    return xp.asarray(start + step * np.arange(n, dtype=np.float64 if dt != "int64" else
+                                                np.int64)).astype(dt)
+
+
+def _random(kind):
+    def impl(xp, x_or_size, dtype=None, layout=None, device=None, pin_memory=None,
+             memory_format=None):
+        if hasattr(x_or_size, "shape"):
+            shape, dt = x_or_size.shape, dtype_arg(dtype) or str(x_or_size.dtype)
+        else:
+            shape, dt = _size(x_or_size), dtype_arg(dtype) or "float32"
+        values = _RNG.random(shape) if kind == "rand" else _RNG.standard_normal(shape)
+        return xp.asarray(values.astype(dt))
+    return impl
+
+
+def _infer_factory(node, types):
+    t = node.outputs[0].type
+    return [t if isinstance(t, TensorType) else TensorType()]
+
+
+for _name, _fill in (("ones", lambda xp, s, dt: xp.ones(s, dt)),
+                     ("zeros", lambda xp, s, dt: xp.zeros(s, dt)),
+                     ("empty", lambda xp, s, dt: xp.zeros(s, dt))):  # empty: zeros, never garbage
+    defop(f"aten::{_name}", f"int[] size, {_OPTS}, MemoryFormat? memory_format=None",
+          _factory(_fill), infer=_infer_factory, foldable=False)
+defop("aten::tensor", "Any data, ScalarType? dtype=None, Device? device=None, "
+      "bool requires_grad=False", _tensor, infer=_infer_factory, foldable=False)
+defop("aten::full", f"int[] size, Scalar fill_value, {_OPTS}", _full, infer=_infer_factory,
+      foldable=False)
+register(OpDef("aten::arange", (), _arange, infer=_infer_factory, foldable=False,
+               python_name="arange"))  # overloads told apart by their argument count
+for _name in ("rand", "randn"):
+    defop(f"aten::{_name}", f"int[] size, {_OPTS}", _random(_name), infer=_infer_factory,
+          foldable=False, pure=False)
+    defop(f"aten::{_name}_like", f"Tensor self, {_OPTS}, MemoryFormat? memory_format=None",
+          _random(_name), infer=_infer_factory, foldable=False, pure=False)
