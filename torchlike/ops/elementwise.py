@@ -445,18 +445,20 @@ def _rule_addcdiv(infos, attrs):
     return _rule_alpha(infos, {"alpha": attrs.get("value", 1)})
 
 
+# PyTorch's kernels compute self + value * t1 * t2 and self + value * t1 / t2, left to right
+# (PointwiseOpsKernel.cpp): value * t1 can overflow where t1 / t2 would not, and torch says inf.
 elementwise("aten::addcmul", "Tensor self, Tensor tensor1, Tensor tensor2, Scalar value=1",
-            ref=lambda xp, a, t1, t2, value=1: a + _alpha(xp, t1 * t2, value),
+            ref=lambda xp, a, t1, t2, value=1: a + _alpha(xp, t1, value) * t2,
             dtype_rule=lambda infos, attrs: _rule_alpha(infos, {"alpha": attrs.get("value", 1)}),
             dtypes="number",
             numba="{self} + np.{T}({value}) * {tensor1} * {tensor2}",
             cuda=_t_unless("value", 1, "{self} + {tensor1} * {tensor2}",
-                           "{self} + {tensor1} * {tensor2} * {value}"))
+                           "{self} + {value} * {tensor1} * {tensor2}"))
 elementwise("aten::addcdiv", "Tensor self, Tensor tensor1, Tensor tensor2, Scalar value=1",
-            ref=lambda xp, a, t1, t2, value=1: a + _alpha(xp, t1 / t2, value),
-            dtype_rule=_rule_addcdiv, numba="{self} + np.{T}({value}) * ({tensor1} / {tensor2})",
+            ref=lambda xp, a, t1, t2, value=1: a + _alpha(xp, t1, value) / t2,
+            dtype_rule=_rule_addcdiv, numba="{self} + np.{T}({value}) * {tensor1} / {tensor2}",
             cuda=_t_unless("value", 1, "{self} + {tensor1} / {tensor2}",
-                           "{self} + {tensor1} / {tensor2} * {value}"))
+                           "{self} + {value} * {tensor1} / {tensor2}"))
 
 
 # ----- comparisons, logical and bitwise ops -----
