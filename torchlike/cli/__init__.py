@@ -42,7 +42,9 @@ inputs:
                           before PyTorch's .N suffix (x)
   --inputs FILE.npz maps its keys to input names (or arr_0, arr_1, ... to
   positions). An input left out whose graph type gives its dtype and every
-  size (traced graphs: Float(3, 4, ...)) is made from that type."""
+  size (traced graphs: Float(3, 4, ...)) is made from that type. A module
+  input (%self : __torch__.MyCell) takes its attributes from --params
+  FILE.npz, keyed as the module's state_dict() (W, linear.weight)."""
 
 
 def _formatter(prog: str) -> argparse.HelpFormatter:
@@ -67,6 +69,8 @@ def _add_graph_and_inputs(p: argparse.ArgumentParser) -> None:
                         "up to the next option, so put GRAPH first")
     p.add_argument("--inputs", metavar="FILE.npz",
                    help="graph inputs from an .npz file, by name or arr_N position")
+    p.add_argument("--params", metavar="FILE.npz",
+                   help="attributes of a module input (%%self), keyed as its state_dict()")
     p.add_argument("--seed", type=int, default=0, metavar="N",
                    help="seed of the random input values (default 0)")
 
@@ -85,8 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     p = _parser(
-        sub, "explain", "GRAPH [--input SPEC ...] [--inputs FILE.npz] [--seed N]\n"
-        "         [--backend {cpu,cuda}] [--full] [--debug]",
+        sub, "explain", "GRAPH [--input SPEC ...] [--inputs FILE.npz] [--params FILE.npz]\n"
+        "         [--seed N] [--backend {cpu,cuda}] [--full] [--debug]",
         help="print the fused graph, the fuser's decisions and the kernel source",
         description="Print the graph as torchlike fuses it, each fusion group and why each "
                     "op left out was not fused, and the generated kernel source of each group "
@@ -106,9 +110,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(handler=commands.explain)
 
     p = _parser(
-        sub, "run", "GRAPH [--input SPEC ...] [--inputs FILE.npz] [--seed N]\n"
-        "         [--output OUT.npz] [--repeat N] [--backend {auto,cpu,cuda,interpreter}]\n"
-        "         [--debug]",
+        sub, "run", "GRAPH [--input SPEC ...] [--inputs FILE.npz] [--params FILE.npz]\n"
+        "         [--seed N] [--output OUT.npz] [--repeat N]\n"
+        "         [--backend {auto,cpu,cuda,interpreter}] [--debug]",
         help="run a graph and summarize its outputs, speed and fusion",
         description="Run the graph (specialized to the inputs, fused, kernels compiled and "
                     "cached) and print the shape and dtype of each output, the time per "

@@ -64,16 +64,17 @@ def gather_inputs(graph: Graph, args, required: bool) -> Optional[Tuple[list, li
     """(bound inputs, argument values) from ``--input``/``--inputs``; None when nothing was
     given, ``required`` is false and the graph's types do not give every input."""
     specs = [cli_inputs.parse_spec(t) for t in args.input or []]
-    arrays = cli_inputs.load_npz(args.inputs) if args.inputs else {}
-    if not (specs or arrays or required) and any(
+    arrays = cli_inputs.load_npz(args.inputs, "--inputs") if args.inputs else {}
+    module = cli_inputs.load_npz(args.params, "--params") if args.params else None
+    if not (specs or arrays or module or required) and any(
             cli_inputs.spec_from_type(p) is None for p in graph.inputs):
         return None
-    bound = cli_inputs.bind(graph, specs, arrays, args.inputs or "")
+    bound = cli_inputs.bind(graph, specs, arrays, args.inputs or "", module, args.params or "")
     return bound, cli_inputs.make_values(bound, args.seed)
 
 
 def _origin(b: cli_inputs.Bound) -> str:
-    if b.array is not None:
+    if b.array is not None or b.module is not None:
         return f"({b.origin})"
     return f"{'random ' if b.spec.is_tensor else ''}({b.origin})"
 
@@ -112,7 +113,7 @@ def _table(rows: List[Tuple[str, ...]], indent: str = "") -> List[str]:
 def _input_lines(bound, values, seed) -> List[str]:
     rows = [(f"%{b.param.name}", cli_inputs.describe_value(v), _origin(b) + _declared_note(b, v))
             for b, v in zip(bound, values)]
-    random = any(b.array is None and b.spec.is_tensor for b in bound)
+    random = any(b.spec is not None and b.spec.is_tensor for b in bound)
     return _table(rows) + ([f"(random values from --seed {seed})"] if random else [])
 
 

@@ -1,4 +1,4 @@
-"""A graph's inputs from the command line: ``--input`` specs and ``--inputs`` npz files.
+"""A graph's inputs from the command line: ``--input`` specs, ``--inputs`` and ``--params``.
 
 A spec gives one graph input::
 
@@ -7,11 +7,15 @@ A spec gives one graph input::
     x=float32[64,1024]   by name: NAME=SPEC, NAME being the graph's input name (x.1) or the
     n=int=3              name before PyTorch's ``.N`` suffix (x), when that is unambiguous
 
-Unnamed specs take the graph's inputs in order; named ones the input they name.  An ``.npz``
-file (``--inputs``) maps its keys to input names the same way, or to positions (``arr_0``,
-``arr_1``, ... as ``numpy.savez`` names unnamed arrays); a 0-d array gives a scalar input.  An
-input left out whose graph type gives its dtype and every size (traced graphs:
-``Float(3, 4, strides=[4, 1], ...)``) is made from that type.
+An ``.npz`` file (``--inputs``) maps its keys to input names the same way, or to positions
+(``arr_0``, ``arr_1``, ... as ``numpy.savez`` names unnamed arrays); a 0-d array gives a
+scalar input.  A module input (``%self : __torch__.MyCell``, what
+``torch.jit.script(module).graph`` starts with) takes its attributes from ``--params
+FILE.npz``, keyed as the module's ``state_dict()`` (``W``, ``linear.weight``):
+``prim::GetAttr[name="W"](%self)`` reads key ``W``.  Named specs give the input they name;
+unnamed ones take, in order, the inputs nothing else gives.  An input still left out whose
+graph type gives its dtype and every size (traced graphs: ``Float(3, 4, strides=[4, 1],
+...)``) is made from that type.
 
 Random values come from ``numpy.random.default_rng(seed)``, drawn input by input in the
 graph's order: floats from the standard normal, signed integers from -9..9 without 0 (so an
@@ -29,7 +33,7 @@ import numpy as np
 
 from ..errors import TorchlikeError
 from ..ir.graph import Graph, Value
-from ..ir.types import BOOL, FLOAT, INT, NUMBER, TensorType
+from ..ir.types import BOOL, FLOAT, INT, NUMBER, ClassType, TensorType
 
 # numpy's names for the dtypes torchlike runs (bfloat16 has no numpy dtype).
 DTYPES = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64")
@@ -162,6 +166,7 @@ class Bound:
     spec: Optional[Spec] = None
     array: Optional[np.ndarray] = None
     origin: str = ""
+    module: Optional[dict] = None  # a module input's attributes (nested by dotted key)
 
 
 def _describe_type(param: Value) -> str:
@@ -176,30 +181,58 @@ def _place(slots: List[Optional[Bound]], index: int, bound: Bound) -> None:
     slots[index] = bound
 
 
-def load_npz(path: str) -> Dict[str, np.ndarray]:
-    """The arrays of the ``.npz`` file at ``path``, by key."""
+def load_npz(path: str, option: str = "--inputs") -> Dict[str, np.ndarray]:
+    """The arrays of the ``.npz`` file at ``path``, by key (``option`` names it in errors)."""
+    where = f"cannot read {option} {path}"
     try:
         if not zipfile.is_zipfile(path):
             open(path, "rb").close()  # a missing or unreadable file says so
-            raise InputError(f"cannot read --inputs {path}: not an .npz file (numpy.savez "
-                             "writes one)")
+            raise InputError(f"{where}: not an .npz file (numpy.savez writes one)")
         with np.load(path, allow_pickle=False) as data:
             return {k: data[k] for k in data.files}
     except InputError:
         raise
     except OSError as e:
-        raise InputError(f"cannot read --inputs {path}: {e.strerror or e}") from None
+        raise InputError(f"{where}: {e.strerror or e}") from None
     except (ValueError, zipfile.BadZipFile) as e:  # an object array, a damaged member
-        raise InputError(f"cannot read --inputs {path}: {e}") from None
+        raise InputError(f"{where}: {e}") from None
+
+
+def module_attributes(arrays: Dict[str, np.ndarray], where: str) -> dict:
+    """``{"linear.weight": w}`` -> ``{"linear": {"weight": w}}`` (``prim::GetAttr`` reads
+    dicts as objects)."""
+    root: dict = {}
+    for key in sorted(arrays):
+        node = root
+        *path, last = key.split(".")
+        for part in path:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise InputError(f"{where}: key {key!r} is inside {part!r}, which is an array")
+        if last in node:
+            raise InputError(f"{where}: key {key!r} is both an array and a module")
+        node[last] = arrays[key]
+    return root
 
 
 def bind(graph: Graph, specs: Sequence[Spec], arrays: Dict[str, np.ndarray],
-         npz_name: str = "") -> List[Bound]:
+         npz_name: str = "", module: Optional[Dict[str, np.ndarray]] = None,
+         params_name: str = "") -> List[Bound]:
     """Where each of ``graph``'s inputs comes from (see the module docstring); raises
     ``InputError`` for a name the graph lacks, an input given twice or not at all, too many
-    specs, or a value of the wrong kind."""
+    specs, or a value of the wrong kind.  ``module``: the ``--params`` arrays, for the
+    graph's module input."""
     params = list(graph.inputs)
     slots: List[Optional[Bound]] = [None] * len(params)
+    if module is not None:
+        owners = [i for i, p in enumerate(params) if isinstance(p.type, ClassType)]
+        if len(owners) != 1:
+            raise InputError(f"--params {params_name}: the graph has "
+                             f"{'no module input' if not owners else 'several module inputs'}"
+                             " (%self : __torch__.Name) to take them")
+        i = owners[0]
+        slots[i] = Bound(params[i], origin=f"--params {params_name}",
+                         module=module_attributes(module, f"--params {params_name}"))
     for key, array in arrays.items():
         where = f"--inputs {npz_name}, key {key}"
         m = _POSITIONAL_KEY.match(key)
@@ -208,15 +241,20 @@ def bind(graph: Graph, specs: Sequence[Spec], arrays: Dict[str, np.ndarray],
         else:
             i = _index_of(graph, key, f"--inputs {npz_name}")
         _place(slots, i, Bound(params[i], array=array, origin=where))
-    unnamed = [s for s in specs if s.name is None]
-    if len(unnamed) > len(params):
-        raise InputError(f"{len(unnamed)} unnamed --input specs, but the graph has "
-                         f"{len(params)} input{'' if len(params) == 1 else 's'} ({', '.join('%' + p.name for p in params)})")
-    for i, spec in enumerate(unnamed):
-        _place(slots, i, Bound(params[i], spec=spec, origin=f"--input {spec.text}"))
     for spec in (s for s in specs if s.name is not None):
         i = _index_of(graph, spec.name, f"--input {spec.text!r}")
         _place(slots, i, Bound(params[i], spec=spec, origin=f"--input {spec.text}"))
+    free = [i for i, b in enumerate(slots) if b is None]
+    unnamed = [s for s in specs if s.name is None]
+    if len(unnamed) > len(free):
+        left = ", ".join(f"%{params[i].name}" for i in free)
+        raise InputError(f"{len(unnamed)} unnamed --input specs, but the graph has "
+                         f"{len(params)} input{'' if len(params) == 1 else 's'} "
+                         f"({', '.join('%' + p.name for p in params)})"
+                         + (f" and only {len(free)} left to give ({left})"
+                            if len(free) < len(params) else ""))
+    for i, spec in zip(free, unnamed):
+        slots[i] = Bound(params[i], spec=spec, origin=f"--input {spec.text}")
     missing = []
     for i, param in enumerate(params):
         if slots[i] is None:
@@ -225,6 +263,10 @@ def bind(graph: Graph, specs: Sequence[Spec], arrays: Dict[str, np.ndarray],
                 missing.append(param)
             else:
                 slots[i] = Bound(param, spec=spec, origin="its type in the graph")
+    modules = [p for p in missing if isinstance(p.type, ClassType)]
+    if modules:
+        raise InputError(f"input {_describe_type(modules[0])} is a module: give its "
+                         "attributes with --params FILE.npz (keys as in its state_dict())")
     if missing:
         raise InputError(
             f"no value for {', '.join(_describe_type(p) for p in missing)}: give "
@@ -252,6 +294,8 @@ _SCALAR_KIND = {INT: ("int",), FLOAT: ("float", "int"), BOOL: ("bool",),
 def check_kind(b: Bound) -> None:
     """A tensor for a tensor input, a scalar of the right kind for a scalar one."""
     t = b.param.type
+    if b.module is not None:
+        return
     if b.array is not None:
         given = "a tensor" if b.array.ndim else "a 0-d array"
         if isinstance(t, TensorType) or (t in _SCALAR_KIND and b.array.ndim == 0):
@@ -280,7 +324,9 @@ def make_values(bound: Sequence[Bound], seed: int) -> List[Any]:
     rng = np.random.default_rng(seed)
     out: List[Any] = []
     for b in bound:
-        if b.array is not None:
+        if b.module is not None:
+            out.append(b.module)
+        elif b.array is not None:
             scalar = not isinstance(b.param.type, TensorType)
             out.append(b.array.item() if scalar else b.array)
         elif b.spec.is_tensor:
@@ -307,4 +353,6 @@ def describe_value(v: Any) -> str:
     """``float32[64, 1024]`` for an array, ``int 3`` for a scalar."""
     if hasattr(v, "shape") and hasattr(v, "dtype"):
         return f"{v.dtype}[{', '.join(str(d) for d in v.shape)}]"
+    if isinstance(v, dict):
+        return "module (" + ", ".join(sorted(v)) + ")"
     return f"{type(v).__name__} {v!r}"
