@@ -99,7 +99,7 @@ def plural(n: int, noun: str) -> str:
 
 def _labelled(sections: List[Tuple[str, List[str]]]) -> List[str]:
     """``label  line`` rows, a section's further lines indented under its first."""
-    width = max(len(label) for label, _ in sections)
+    width = max(len("fallbacks"), *(len(label) for label, _ in sections))  # steady columns
     return [f"{label if i == 0 else '':<{width}}  {line}".rstrip()
             for label, lines in sections for i, line in enumerate(lines)]
 

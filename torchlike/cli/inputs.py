@@ -244,7 +244,8 @@ def bind(graph: Graph, specs: Sequence[Spec], arrays: Dict[str, np.ndarray],
     for spec in (s for s in specs if s.name is not None):
         i = _index_of(graph, spec.name, f"--input {spec.text!r}")
         _place(slots, i, Bound(params[i], spec=spec, origin=f"--input {spec.text}"))
-    free = [i for i, b in enumerate(slots) if b is None]
+    free = [i for i, b in enumerate(slots)  # a module takes --params, never a spec
+            if b is None and not isinstance(params[i].type, ClassType)]
     unnamed = [s for s in specs if s.name is None]
     if len(unnamed) > len(free):
         left = ", ".join(f"%{params[i].name}" for i in free)
