@@ -33,7 +33,8 @@ _PROG = "torchlike"
 _INPUT_HELP = f"""\
 inputs:
   --input SPEC gives one graph input, in order or by name; SPEC is
-  {SPEC_HELP}:
+  {SPEC_HELP}
+  (quote it: shells treat [...] as a file pattern):
     float32[64,1024]      a float32 tensor of that shape, random values (--seed)
     int64[]               a 0-d int64 tensor
     int=3  float=0.5  bool=true
@@ -80,9 +81,10 @@ def build_parser() -> argparse.ArgumentParser:
         prog=_PROG, formatter_class=_formatter,
         description="Explain and run graphs as PyTorch prints them, with torchlike's fuser.",
         epilog="examples:\n"
-               "  torchlike explain gelu.txt --input float32[64,1024]\n"
-               "  torchlike run gelu.txt --input float32[64,1024] --output out.npz\n"
+               "  torchlike explain gelu.txt --input 'float32[64,1024]'\n"
+               "  torchlike run gelu.txt --input 'float32[64,1024]' --output out.npz\n"
                "  torchlike cache info\n\n"
+               "Quote specs with brackets: shells treat [...] as a file pattern.\n"
                "'torchlike COMMAND --help' describes each command; docs/cli.md is the reference.")
     parser.add_argument("--debug", action="store_true", default=False,
                         help="on an error, show the Python traceback too")
@@ -97,10 +99,10 @@ def build_parser() -> argparse.ArgumentParser:
                     "(which needs the inputs: dtypes and shapes decide the code). The CUDA "
                     "source is generated without a GPU.",
         epilog=_INPUT_HELP + "\n\nexamples:\n"
-               "  torchlike explain gelu.txt --input float32[64,1024]\n"
-               "  torchlike explain gelu.txt --input x=float32[64,1024] --backend cuda\n"
-               "  torchlike explain loop.txt --input float32[3,5] int=4\n"
-               "  cat gelu.txt | torchlike explain - --input float16[8]")
+               "  torchlike explain gelu.txt --input 'float32[64,1024]'\n"
+               "  torchlike explain gelu.txt --input 'x=float32[64,1024]' --backend cuda\n"
+               "  torchlike explain loop.txt --input 'float32[3,5]' int=4\n"
+               "  cat gelu.txt | torchlike explain - --input 'float16[8]'")
     _add_graph_and_inputs(p)
     p.add_argument("--backend", choices=("cpu", "cuda"), default="cpu",
                    help="kernel source to show: cpu (Numba) or cuda (CUDA C); default cpu")
@@ -120,10 +122,12 @@ def build_parser() -> argparse.ArgumentParser:
                     "fusion groups ran: kernels compiled or loaded from the disk cache, and "
                     "groups that fell back to the interpreter, with the reason (jit.stats()).",
         epilog=_INPUT_HELP + "\n\nexamples:\n"
-               "  torchlike run gelu.txt --input float32[64,1024]\n"
-               "  torchlike run gelu.txt --input float32[64,1024] --seed 1 --output out.npz\n"
-               "  torchlike run loop.txt --input x=float32[3,5] n=int=4 --repeat 100\n"
-               "  torchlike run loop.txt --inputs inputs.npz")
+               "  torchlike run gelu.txt --input 'float32[64,1024]'\n"
+               "  torchlike run gelu.txt --input 'float32[64,1024]' --seed 1 --output out.npz\n"
+               "  torchlike run gelu.txt --inputs inputs.npz\n"
+               "  torchlike run loop.txt --input 'x=float32[3,5]' n=int=4 --repeat 100\n"
+               "  torchlike run cell.txt --params params.npz --input 'float32[3,4]' "
+               "'float32[3,4]'")
     _add_graph_and_inputs(p)
     p.add_argument("--output", "-o", metavar="OUT.npz",
                    help="save the outputs (out0, out1, ... in return order, tuples flattened)")

@@ -156,7 +156,7 @@ def decision_lines(found: List[Decision], names: Dict[Node, str]) -> List[str]:
             lines.append(f"  not fused: {d.node.describe()}: {d.reason}")
         elif d.action != GROUPED:
             ops = ", ".join(m.describe() for m in d.members)
-            lines.append(f"  not fused: {ops}: a region of {d.reason}")
+            lines.append(f"  not fused: {ops}: too small for a group ({d.reason})")
     return lines or ["  (no op the fuser could consider)"]
 
 
