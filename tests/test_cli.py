@@ -305,3 +305,31 @@ def test_names_match_with_or_without_pytorchs_suffix():
     bound = bind(graph, [parse_spec("float32[5]")], arrays, "f.npz")
     assert [b.origin for b in bound] == ["--inputs f.npz, key x.1", "--input float32[5]",
                                          "--inputs f.npz, key arr_2"]
+
+
+NESTED = """graph(%self : __torch__.M,
+      %x : Tensor):
+  %lin : __torch__.Lin = prim::GetAttr[name="lin"](%self)
+  %w : Tensor = prim::GetAttr[name="weight"](%lin)
+  %s : Tensor = prim::GetAttr[name="scale"](%self)
+  %1 : Tensor = aten::mul(%x, %w)
+  %2 : Tensor = aten::mul(%1, %s)
+  return (%2)
+"""
+
+
+def test_params_reach_submodules_by_dotted_keys(capsys, tmp_path):
+    graph = tmp_path / "nested.txt"
+    graph.write_text(NESTED)
+    w, s, x = (np.arange(1, 4, dtype=np.float32) * k for k in (1, 2, 3))
+    np.savez(tmp_path / "params.npz", **{"lin.weight": w, "scale": s})
+    np.savez(tmp_path / "inputs.npz", x)  # arr_0: the first argument after %self
+    code, out, err = cli(capsys, "run", graph, "--params", tmp_path / "params.npz", "--inputs",
+                         tmp_path / "inputs.npz", "-o", tmp_path / "out.npz", "--repeat", 1)
+    assert code == 0, err
+    assert "%self  module (lin, scale)" in out
+    np.testing.assert_array_equal(np.load(tmp_path / "out.npz")["out0"], x * w * s)
+    np.savez(tmp_path / "clash.npz", **{"lin": w, "lin.weight": w})
+    code, _, err = cli(capsys, "run", graph, "--params", tmp_path / "clash.npz", "-i",
+                       "float32[3]")
+    assert code == 1 and "key 'lin.weight' is inside 'lin', which is an array" in err

@@ -133,9 +133,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="save the outputs (out0, out1, ... in return order, tuples flattened)")
     p.add_argument("--repeat", type=int, default=10, metavar="N",
                    help="timed calls after the warm-up call (default 10)")
-    p.add_argument("--backend", choices=("auto", "cpu", "cuda", "interpreter"), default="auto",
-                   help="auto (default: Numba for numpy inputs), cpu, cuda (moves the inputs "
-                        "to the GPU; needs CuPy and a GPU) or interpreter (no kernels)")
+    p.add_argument("--backend", choices=("auto", "cpu", "cuda", "interpreter"),
+                   help="auto (Numba for numpy inputs), cpu, cuda (moves the inputs to the "
+                        "GPU; needs CuPy and a GPU) or interpreter (no kernels); default: "
+                        "TORCHLIKE_FUSER_BACKEND's value, auto unless set")
     _add_common(p)
     p.set_defaults(handler=commands.run)
 

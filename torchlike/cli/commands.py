@@ -66,7 +66,7 @@ def gather_inputs(graph: Graph, args, required: bool) -> Optional[Tuple[list, li
     specs = [cli_inputs.parse_spec(t) for t in args.input or []]
     arrays = cli_inputs.load_npz(args.inputs, "--inputs") if args.inputs else {}
     module = cli_inputs.load_npz(args.params, "--params") if args.params else None
-    if not (specs or arrays or module or required) and any(
+    if not (specs or arrays or module is not None or required) and any(
             cli_inputs.spec_from_type(p) is None for p in graph.inputs):
         return None
     bound = cli_inputs.bind(graph, specs, arrays, args.inputs or "", module, args.params or "")
@@ -143,9 +143,9 @@ def _op_counts(members) -> str:
 def decision_lines(found: List[Decision], names: Dict[Node, str]) -> List[str]:
     """The partitioner's decisions: groups formed (by name), then nodes left out and why."""
     lines = []
+    order = {node: i for i, node in enumerate(names)}  # as printed
     grouped = sorted((d for d in found if d.action == GROUPED),
-                     key=lambda d: (names.get(d.node) is None,
-                                    int(names.get(d.node, "_0").rsplit("_", 1)[1])))
+                     key=lambda d: order.get(d.node, len(order)))
     for d in grouped:
         outputs = ", ".join(f"%{v.name}" for v in d.node.outputs)
         lines.append(f"  {names.get(d.node, 'prim::FusionGroup')}: fused {plural(d.ops, 'op')} -> "
@@ -265,9 +265,10 @@ def run(args) -> int:
         raise CommandError(f"--repeat {args.repeat}: give at least 1 call to time")
     bound, values = gather_inputs(graph, args, required=True)
     previous = jit.get_backend()
-    jit.set_backend(args.backend)
+    backend = args.backend or previous  # default: TORCHLIKE_FUSER_BACKEND's
+    jit.set_backend(backend)
     try:
-        values_on_device, sync = _to_device(values, args.backend)
+        values_on_device, sync = _to_device(values, backend)
         fn = ScriptFunction(graph, _function_name(label))
         jit.reset_stats()
         start = time.perf_counter()
@@ -286,14 +287,14 @@ def run(args) -> int:
         jit.set_backend(previous)
     outputs = [_host(v) for v in _flatten(result)]
     sections = [
-        ("graph", [f"{label} ({plural(len(graph.inputs), 'input')}, backend {args.backend})"]),
+        ("graph", [f"{label} ({plural(len(graph.inputs), 'input')}, backend {backend})"]),
         ("inputs", _input_lines(bound, values, args.seed) or ["none"]),
         ("outputs", _table([(f"out{i}", cli_inputs.describe_value(v))
                             for i, v in enumerate(outputs)])),
         ("time", [f"{format_seconds(statistics.median(times))} per call (median of "
                   f"{plural(len(times), 'call')} after a warm-up call, which took "
                   f"{format_seconds(first)})"]),
-    ] + _fusion_lines(stats, groups, args.backend)
+    ] + _fusion_lines(stats, groups, backend)
     if args.output:
         sections.append(("saved", [f"{args.output} ({save_outputs(args.output, outputs)})"]))
     print("\n".join(_labelled(sections)))

@@ -8,8 +8,8 @@ A spec gives one graph input::
     n=int=3              name before PyTorch's ``.N`` suffix (x), when that is unambiguous
 
 An ``.npz`` file (``--inputs``) maps its keys to input names the same way, or to positions
-(``arr_0``, ``arr_1``, ... as ``numpy.savez`` names unnamed arrays); a 0-d array gives a
-scalar input.  A module input (``%self : __torch__.MyCell``, what
+(``arr_0``, ``arr_1``, ... as ``numpy.savez`` names unnamed arrays, counting the inputs other
+than a module's ``%self``); a 0-d array gives a scalar input.  A module input (``%self : __torch__.MyCell``, what
 ``torch.jit.script(module).graph`` starts with) takes its attributes from ``--params
 FILE.npz``, keyed as the module's ``state_dict()`` (``W``, ``linear.weight``):
 ``prim::GetAttr[name="W"](%self)`` reads key ``W``.  Named specs give the input they name;
@@ -233,11 +233,13 @@ def bind(graph: Graph, specs: Sequence[Spec], arrays: Dict[str, np.ndarray],
         i = owners[0]
         slots[i] = Bound(params[i], origin=f"--params {params_name}",
                          module=module_attributes(module, f"--params {params_name}"))
+    # arr_N: the N-th argument as the function's caller counts them (%self is not one).
+    positions = [i for i, p in enumerate(params) if not isinstance(p.type, ClassType)]
     for key, array in arrays.items():
         where = f"--inputs {npz_name}, key {key}"
         m = _POSITIONAL_KEY.match(key)
-        if m and key not in [p.name for p in params] and int(m.group(1)) < len(params):
-            i = int(m.group(1))
+        if m and key not in [p.name for p in params] and int(m.group(1)) < len(positions):
+            i = positions[int(m.group(1))]
         else:
             i = _index_of(graph, key, f"--inputs {npz_name}")
         _place(slots, i, Bound(params[i], array=array, origin=where))
