@@ -33,7 +33,7 @@ import numpy as np
 
 from ..errors import TorchlikeError
 from ..ir.graph import Graph, Value
-from ..ir.types import BOOL, FLOAT, INT, NUMBER, ClassType, TensorType
+from ..ir.types import ANY, BOOL, FLOAT, INT, NUMBER, ClassType, OptionalType, TensorType
 
 # numpy's names for the dtypes torchlike runs (bfloat16 has no numpy dtype).
 DTYPES = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64")
@@ -297,7 +297,9 @@ _SCALAR_KIND = {INT: ("int",), FLOAT: ("float", "int"), BOOL: ("bool",),
 def check_kind(b: Bound) -> None:
     """A tensor for a tensor input, a scalar of the right kind for a scalar one."""
     t = b.param.type
-    if b.module is not None:
+    if isinstance(t, OptionalType):  # Tensor? takes a tensor, int? an int
+        t = t.elem
+    if b.module is not None or t == ANY:
         return
     if b.array is not None:
         given = "a tensor" if b.array.ndim else "a 0-d array"
@@ -316,7 +318,7 @@ def check_kind(b: Bound) -> None:
     elif t in _SCALAR_KIND:
         want = f"a scalar: {_SCALAR_KIND[t][0]}=VALUE"
     else:
-        want = "nothing the command line can give (a module, list or optional)"
+        want = "nothing the command line can give (a list or a tuple)"
     raise InputError(f"input {_describe_type(b.param)} takes {want}, but {b.origin} gives "
                      f"{given}")
 
@@ -330,8 +332,8 @@ def make_values(bound: Sequence[Bound], seed: int) -> List[Any]:
         if b.module is not None:
             out.append(b.module)
         elif b.array is not None:
-            scalar = not isinstance(b.param.type, TensorType)
-            out.append(b.array.item() if scalar else b.array)
+            t = b.param.type.elem if isinstance(b.param.type, OptionalType) else b.param.type
+            out.append(b.array.item() if t in _SCALAR_KIND and b.array.ndim == 0 else b.array)
         elif b.spec.is_tensor:
             out.append(random_array(rng, b.spec.dtype, b.spec.shape))
         else:
