@@ -35,8 +35,10 @@ LAYERS: List[Set[str]] = [
     {"frontend", "passes", "functional"},  # may import each other, without cycles
     {"fuser"},
     {"cpu_backend", "cuda_backend"},        # must not import each other (INDEPENDENT)
-    {"jit", "backends", "nn", "autodiff", "dask", "cli", "__main__"},
+    {"jit", "backends", "nn", "autodiff", "dask"},
     {"__init__"},
+    {"cli"},       # the command line: on top of everything, imported by nothing but __main__
+    {"__main__"},  # python -m torchlike
 ]
 INDEPENDENT: List[Set[str]] = [{"cpu_backend", "cuda_backend"}]
 MAX_LINES = 600
@@ -277,6 +279,14 @@ def test_the_import_reader():
 def test_imports_respect_the_layers():
     violations = layer_violations(import_graph())
     assert not violations, f"{len(violations)} layering violations:\n" + "\n".join(violations)
+
+
+def test_only_main_imports_the_command_line():
+    """The command line sits on top: importing torchlike never imports it."""
+    graph = import_graph()
+    importers = sorted(m for m, edges in graph.items() if unit_of(m) != "cli"
+                       and any(unit_of(t) == "cli" for t in edges))
+    assert importers == [f"{PACKAGE}.__main__"], importers
 
 
 def test_no_import_cycles():

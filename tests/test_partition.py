@@ -111,6 +111,43 @@ def test_dont_fuse_honored():
     check_same_results(g, fused, arr(2, 3))
 
 
+def test_decisions_are_recorded_as_records_and_match_the_debug_lines(caplog):
+    """``decisions.recording()`` collects every decision without TORCHLIKE_DEBUG; with it on,
+    each record's message is the logged line."""
+    import logging
+
+    from torchlike.fuser import config, decisions
+    g = Graph()
+    x = g.add_input("x", T)
+    a = op(g, "aten::tanh", op(g, "aten::mul", x, x, source="f.py:1:0"))
+    m = op(g, "aten::matmul", a, a, source="f.py:2:0")
+    g.set_outputs([op(g, "aten::neg", m)])
+    assert config.debug_level() == 0 and not decisions.wanted()
+    with decisions.recording() as found:
+        assert decisions.wanted()
+        fused = fuse(g)
+    assert not decisions.wanted()
+    assert [d.action for d in found] == ["refused", "grouped", "too small"]
+    refused, grouped, small = found
+    assert refused.node.kind == "aten::matmul" and refused.reason == "not an elementwise op"
+    [group] = fusion_groups(fused)
+    assert grouped.node is group and grouped.ops == 2
+    assert [n.kind for n in grouped.members] == ["aten::mul", "aten::tanh"]
+    assert [n.kind for n in small.members] == ["aten::neg"] and small.reason == \
+        "1 op(s), fewer than 2"
+    config.set_debug(1)
+    try:
+        with caplog.at_level(logging.INFO, logger="torchlike"), \
+                decisions.recording() as again:
+            fuse(g)
+    finally:
+        config.set_debug(0)
+    logged = [r.getMessage() for r in caplog.records if r.name == "torchlike"]
+    assert logged == [f"fuser: {d.message}" for d in again]
+    assert logged[0] == "fuser: refused aten::matmul(%" + m.name + \
+        ") at f.py:2:0: not an elementwise op"
+
+
 def test_no_cycle_through_an_outside_node():
     # a -> a2 -> [tanh, not fusible] -> c; merging a2 into c's group would make a cycle.
     g = Graph()

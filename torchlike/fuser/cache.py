@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import tempfile
 import threading
 from collections import OrderedDict
-from typing import Any, Callable, Hashable, Optional
+from typing import Any, Callable, Dict, Hashable, Iterable, Optional, Tuple
 
 from . import config
 from .stats import bump
@@ -115,3 +116,40 @@ def ensure_source(path: str, text: str) -> bool:
         logger.info("kernel cache entry %s is stale or corrupt: rebuilding it", path)
     write_atomic(path, text)
     return False
+
+
+# -- the disk cache as a whole (``python -m torchlike cache info|clear``) -----------------------
+
+def _backend_dirs(backends: Iterable[str]) -> Dict[str, str]:
+    """backend -> ``<cache_dir>/<backend>``, for those that exist (nothing is created)."""
+    root = config.cache_dir()
+    return {b: os.path.join(root, b) for b in backends if os.path.isdir(os.path.join(root, b))}
+
+
+def disk_usage(backends: Iterable[str]) -> Dict[str, Tuple[int, int]]:
+    """backend -> (kernels, bytes) on disk.  A kernel is a top-level file of the backend's
+    directory (a ``<hash>.py`` module for cpu, a CuPy binary for cuda, a ``.so`` for
+    cuda-emulated); the bytes count everything below it (Numba's machine code included).
+    Backends without a directory are left out."""
+    out: Dict[str, Tuple[int, int]] = {}
+    for backend, path in _backend_dirs(backends).items():
+        kernels = sum(1 for e in os.scandir(path) if e.is_file() and not e.name.startswith("."))
+        size = 0
+        for directory, _, files in os.walk(path):
+            for f in files:
+                try:
+                    size += os.lstat(os.path.join(directory, f)).st_size
+                except OSError:  # removed meanwhile by another process
+                    pass
+        out[backend] = (kernels, size)
+    return out
+
+
+def clear_disk(backends: Iterable[str]) -> Dict[str, Tuple[int, int]]:
+    """Remove the directories of ``backends`` under the cache directory (only those: the
+    directory itself may be shared); returns what they held, as ``disk_usage``.  Kernels
+    already loaded in this process stay usable."""
+    removed = disk_usage(backends)
+    for path in _backend_dirs(removed).values():
+        shutil.rmtree(path)
+    return removed

@@ -17,7 +17,7 @@ error here; any other reason is.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple, Union
 
 from ..errors import UnsupportedOpError
 from ..interpreter import Interpreter
@@ -32,12 +32,27 @@ from .backend import (
 )
 from .partition import fuse
 
-__all__ = ["codegen"]
+__all__ = ["codegen", "codegen_groups"]
 
 
 def codegen(graph: Graph, *example_inputs: Any, backend: str = "cpu") -> List[KernelSource]:
     """One ``KernelSource`` per fusion group of ``graph``, in execution order.  Raises
     ``UnsupportedOpError`` if the backend is missing or cannot express a group."""
+    sources = []
+    for node, source in codegen_groups(graph, *example_inputs, backend=backend):
+        if isinstance(source, str):
+            raise UnsupportedOpError(f"{node.describe()}: {source}")
+        sources.append(source)
+    return sources
+
+
+def codegen_groups(graph: Graph, *example_inputs: Any, backend: str = "cpu"
+                   ) -> List[Tuple[Node, Union[KernelSource, str]]]:
+    """Like ``codegen``, group by group: (the ``prim::FusionGroup`` node of ``graph``, its
+    ``KernelSource`` or the reason the backend has none for it), in execution order; a group
+    the backend cannot express is not an error here.  ``graph`` is fused first if it holds no
+    group (the nodes are then those of the fused copy).  Raises ``UnsupportedOpError`` only if
+    the backend is missing."""
     impl = get_backend_impl(backend)
     if impl is None or backend == "interpreter":
         raise UnsupportedOpError(f"no code generator for backend {backend!r}")
@@ -50,16 +65,16 @@ def codegen(graph: Graph, *example_inputs: Any, backend: str = "cpu") -> List[Ke
         return Interpreter(node.attrs["Subgraph"]).run_outputs(list(args))
 
     Interpreter(graph, fusion_runner=record).run(*example_inputs)
-    sources = []
+    out: List[Tuple[Node, Union[KernelSource, str]]] = []
     for node, args in seen.items():
         try:
             spec = analyze(node.attrs["Subgraph"], signature_of(args))
             reason = impl.check(spec)
             if reason is not None and not reason.startswith("backend unavailable"):
                 raise Unsupported(reason)
-            sources.append(impl.generate(spec))
+            out.append((node, impl.generate(spec)))
         except Unsupported as e:
-            raise UnsupportedOpError(f"{node.describe()}: {e.reason}") from None
+            out.append((node, e.reason))
         except InterpretInstead:
-            raise UnsupportedOpError(f"{node.describe()}: no kernel for these inputs") from None
-    return sources
+            out.append((node, "no kernel for these inputs"))
+    return out

@@ -34,13 +34,13 @@ is rebuilt in key order.
 
 With ``TORCHLIKE_DEBUG=1`` (``jit.set_debug(1)``) every decision is one line on the
 ``torchlike`` logger: each op refused and why, each group formed (its ops), each fusible region
-left unfused because it is smaller than ``min_group_size``.
+left unfused because it is smaller than ``min_group_size``; ``decisions.recording()`` collects
+the same decisions as records (``python -m torchlike explain`` prints them).
 """
 from __future__ import annotations
 
 import heapq
 import itertools
-import logging
 from typing import Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple
 
 import numpy as np
@@ -54,7 +54,7 @@ from ..ops.elementwise_base import normalize_args
 from ..ops.registry import OpDef
 from ..passes.inline_groups import inline_groups
 from ..passes.unroll_loops import unroll_loops
-from . import config
+from . import decisions
 from .chunk_motion import BROADCASTING_CHUNK, move_chunks
 
 FUSION_GROUP = "prim::FusionGroup"
@@ -63,7 +63,6 @@ _CHUNKS = ("aten::chunk", BROADCASTING_CHUNK)
 
 _SCALAR_TYPES = (INT, FLOAT, BOOL, NUMBER)
 
-logger = logging.getLogger("torchlike")
 
 
 def _worth_a_line(node: Node) -> bool:
@@ -73,15 +72,6 @@ def _worth_a_line(node: Node) -> bool:
         return False
     op = registry.lookup(node.kind)
     return op is None or op.category != "prim"
-
-
-def _debugging() -> bool:
-    """``TORCHLIKE_DEBUG`` >= 1: decisions are logged (callers build the text only then)."""
-    return config.debug_level() >= 1
-
-
-def _log_decision(message: str) -> None:
-    logger.info("fuser: %s", message)
 
 
 # -- what may be fused ----------------------------------------------------------------------
@@ -230,8 +220,8 @@ class _BlockPartition:
                 item = _Item([node], (i,), True)
             else:
                 why = why_not_fusible(node, dont_fuse)
-                if why is not None and _debugging() and _worth_a_line(node):
-                    _log_decision(f"refused {node.describe()}: {why}")
+                if why is not None and decisions.wanted() and _worth_a_line(node):
+                    decisions.report(decisions.Decision(decisions.REFUSED, node, reason=why))
                 item = _Item([node], (i,), why is None)
             self.items.append(item)
             for m in item.members:
@@ -385,17 +375,16 @@ class _BlockPartition:
             members = sorted(item.members, key=self.index.__getitem__)
             compute = sum(1 for m in members if m.kind not in _CHUNKS + ("prim::ListUnpack",))
             if not item.fusible or compute < max(1, min_compute):
-                if item.fusible and compute and _debugging():
-                    _log_decision(f"not grouped ({compute} op(s), fewer than "
-                                  f"{max(1, min_compute)}): "
-                                  + ", ".join(m.describe() for m in members))
+                if item.fusible and compute and decisions.wanted():
+                    decisions.report(decisions.Decision(
+                        decisions.TOO_SMALL, None, tuple(members), compute,
+                        f"{compute} op(s), fewer than {max(1, min_compute)}"))
                 order.extend(members)
                 continue
             group = _build_group(members, self.users, self.returned)
-            if _debugging():
-                _log_decision(f"formed prim::FusionGroup of {compute} op(s) -> "
-                              + ", ".join(f"%{v.name}" for v in group.outputs) + ": "
-                              + ", ".join(m.kind for m in members))
+            if decisions.wanted():
+                decisions.report(decisions.Decision(decisions.GROUPED, group, tuple(members),
+                                                    compute))
             group.owning_block = block
             order.append(group)
             removed.update(members)

@@ -1,0 +1,7 @@
+"""``python -m torchlike``: the command line (``torchlike.cli``)."""
+import sys
+
+from .cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())
