@@ -125,7 +125,7 @@ def test_decisions_are_recorded_as_records_and_match_the_debug_lines(caplog):
     assert config.debug_level() == 0 and not decisions.wanted()
     with decisions.recording() as found:
         assert decisions.wanted()
-        fused = fuse(g)
+        fused = fuse(g, min_group_size=2)
     assert not decisions.wanted()
     assert [d.action for d in found] == ["refused", "grouped", "too small"]
     refused, grouped, small = found
@@ -139,7 +139,7 @@ def test_decisions_are_recorded_as_records_and_match_the_debug_lines(caplog):
     try:
         with caplog.at_level(logging.INFO, logger="torchlike"), \
                 decisions.recording() as again:
-            fuse(g)
+            fuse(g, min_group_size=2)
     finally:
         config.set_debug(0)
     logged = [r.getMessage() for r in caplog.records if r.name == "torchlike"]
