@@ -13,7 +13,8 @@ element and selected (a branch would keep the loop scalar):
 * |x| < 8192: Cody-Waite in float32.  n = round(x 2/pi) < 2**13; pi/2 = P1 + P2 + P3 (72
   bits); x - n P1 is exact with FMA (the result is a multiple of 2**-23 below 2), n P2 is split
   exactly (FMA) and the subtraction's rounding error kept (2Sum), so r_hi + r_lo is exact to
-  ~2**-64 absolute; float32 inputs are never closer than ~2**-29 to a multiple of pi/2 there.
+  ~2**-64 absolute; no float32 there is closer than 4.2e-9 (~2**-28) to a multiple of pi/2
+  (x = 252.8982, from an exhaustive search).
 * |x| >= 2 (used from 8192): Payne-Hanek in 64-bit integers, the form of glibc's float32
   ``reduce_large`` (sysdeps/ieee754/flt-32/s_sinf.h): x = m 2**(e-150) with a 24-bit m, and
   x (2/pi) 2**62 mod 2**64, the quadrant in the top two bits and 62 fraction bits, is
