@@ -32,7 +32,11 @@ from torchlike.cpu_backend import scalar_math as sm
 F32 = np.float32
 INTERESTING = [0.0, 1.0, 0.5, 2.0, 0.34, 0.625, 0.6931472, 0.70710677, 1.4142135, 9.0, 10.0,
                18.0, 20.0, 88.72284, 87.33655, 103.97208, 104.0, 110.0, 126.0, 128.0, 149.0,
-               150.0, 1.1754944e-38, 3.4028235e38, 2.0 ** -24, 2.0 ** -12]
+               150.0, 1.1754944e-38, 3.4028235e38, 2.0 ** -24, 2.0 ** -12,
+               # sin/cos/tan: the polynomial's edge pi/4, multiples of pi/2, the switch to the
+               # integer reduction (8192), large arguments, 16367173 * 2**72 (the float32
+               # closest to a multiple of pi/2 relative to its size: cos = -1.6e-9)
+               0.7853982, 1.5707964, 3.1415927, 4.712389, 8192.0, 1e5, 1e8, 7.729179e28]
 
 
 def inputs(stride=1031, dense=65536, grid=400001):
@@ -102,6 +106,9 @@ OPS = {
     "elu": ("elu", (1.0, 1.0, 1.0), _elu64, {}),
     "elu(alpha=1.5,input_scale=0.5)": ("elu", (1.5, 1.0, 0.5),
                                        lambda v: _elu64(v, 1.5, 1.0, 0.5), None),
+    "sin": ("sin", (), np.sin, {}),  # numpy's float64 ones are accurate for huge x too (mpmath)
+    "cos": ("cos", (), np.cos, {}),
+    "tan": ("tan", (), np.tan, {}),
 }
 
 _KERNELS = {}
@@ -168,13 +175,15 @@ def mpmath_check(x, n=2000, seed=0):
     mpmath.mp.dps = 50
     rng = np.random.default_rng(seed)
     xs = x[np.isfinite(x)]
-    xs = np.concatenate([rng.choice(xs, n), F32([-95.0, -20.0, -9.0, -1e-5, 1e-5, 0.3, 5.0])])
+    xs = np.concatenate([rng.choice(xs, n), F32([-95.0, -20.0, -9.0, -1e-5, 1e-5, 0.3, 5.0,
+                                                  1e22, 7.729179e28, 3.4028235e38])])
     mp_ref = {
         "exp": mpmath.exp, "expm1": mpmath.expm1, "log": mpmath.log, "log1p": mpmath.log1p,
         "tanh": mpmath.tanh, "log2": lambda v: mpmath.log(v, 2), "exp2": lambda v: 2 ** v,
         "sigmoid": lambda v: 1 / (1 + mpmath.exp(-v)), "silu": lambda v: v / (1 + mpmath.exp(-v)),
         "mish": lambda v: v * mpmath.tanh(mpmath.log1p(mpmath.exp(v))),
-    }
+        "sin": mpmath.sin, "cos": mpmath.cos, "tan": mpmath.tan,  # exact reduction: mpmath
+    }                                                              # adds the digits it needs
     worst = {}
     for name, f in mp_ref.items():
         ref = OPS[name][2]
@@ -238,8 +247,9 @@ def report(rows, spot, x):
         "specials).  Cells: the largest distance in float32 ulps from the correctly rounded "
         "result (float64 numpy reference rounded once), and the input where it occurs.  "
         "new: `scalar_math.tl_<op>_f32`, the helper the float32 template calls (float32 SIMD "
-        "from math_f32.py, except gelu_tanh and mish, which stay in float64: float32 forms "
-        "accurate to 2 ulp needed float64 steps and were slower); old: the previous "
+        "from math_f32.py and math_trig_f32.py, except gelu_tanh and mish, which stay in "
+        "float64: float32 forms accurate to 2 ulp needed float64 steps and were slower); old: "
+        "the previous "
         "float64-compute helper `scalar_math.f64_<op>_f32`; torch: torch "
         f"{_torch_version()} CPU float32.  An ulp distance counts the floats in between, so a "
         "result that should be a subnormal or tiny float but is 0 (exp(-x) overflowing in "

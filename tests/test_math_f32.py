@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from bench import accuracy as acc
-from torchlike.cpu_backend import math_f32, scalar_math
+from torchlike.cpu_backend import math_f32, math_trig_f32, scalar_math
 
 X = acc.inputs(stride=1 << 18, dense=2048, grid=20001)
 
@@ -22,10 +22,26 @@ def test_within_2_ulp(name):
     assert ulp <= 2, f"{name}: {ulp} ulp at x={np.float32(where)!r}"
 
 
-def test_kernels_see_the_float32_helpers():
-    for name in math_f32.__all__:
-        assert getattr(scalar_math, name) is getattr(math_f32, name)
+@pytest.mark.parametrize("module", [math_f32, math_trig_f32])
+def test_kernels_see_the_float32_helpers(module):
+    assert module.__all__
+    for name in module.__all__:
+        assert getattr(scalar_math, name) is getattr(module, name)
         assert name in scalar_math.__all__
+
+
+def test_trig_reduction_constants():
+    """The 2/pi bits of the huge-argument reduction and pi/2 = P1 + P2 + P3 of the fast one,
+    against mpmath: a wrong digit would only show at a few arguments."""
+    mpmath = pytest.importorskip("mpmath")
+    with mpmath.workdps(100):
+        bits = int(mpmath.floor(2 / mpmath.pi * mpmath.mpf(2) ** 256))
+        words = [(bits >> (256 - 64 * (k + 1))) & (2 ** 64 - 1) for k in range(4)]
+        assert math_trig_f32._TWO_OVER_PI_WORDS == words
+        tail = mpmath.pi / 2 - sum(mpmath.mpf(float(c)) for c in
+                                   (math_trig_f32._P1, math_trig_f32._P2, math_trig_f32._P3))
+        assert abs(tail) < mpmath.mpf(2) ** -75
+        assert math_trig_f32._HUGE_SCALE == float(mpmath.pi / 2 * mpmath.mpf(2) ** -62)
 
 
 inf, nan = np.inf, np.nan
@@ -53,6 +69,12 @@ SPECIAL = {  # None: not checked here (covered by the ulp sweep)
                  None, 128, 0, 0],
     "elu": [0.0, -0.0, inf, -1, nan, 1e-45, -1e-45, 1, None, 88.72284, 88.7229, -1, -1, 128,
             -1, -1],
+    "sin": [0.0, -0.0, nan, nan, nan, 1e-45, -1e-45, 0.84147096, -0.84147096, None, None, None,
+            None, 0.7210377, None, None],
+    "cos": [1, 1, nan, nan, nan, 1, 1, None, None, None, None, None, None,
+            -0.6928958, None, None],
+    "tan": [0.0, -0.0, nan, nan, nan, 1e-45, -1e-45, 1.5574077, -1.5574077, None, None, None,
+            None, -1.0406148, None, None],
 }
 
 

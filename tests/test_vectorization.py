@@ -65,6 +65,13 @@ graph(%x : Tensor, %y : Tensor):
   %2 : Tensor = aten::sigmoid(%1)
   return (%2)
 """, lambda: [np.ones((64, 64), np.int32), np.ones((64, 64), np.float32)]),
+    "sin/cos/tan": ("""
+graph(%x : Tensor):
+  %1 : Tensor = aten::sin(%x)
+  %2 : Tensor = aten::cos(%1)
+  %3 : Tensor = aten::tan(%2)
+  return (%3)
+""", lambda: [np.ones((64, 64), np.float32)]),
 }
 
 VECTOR_FLOAT = re.compile(r"\b(?:fmul|fadd|fsub|fdiv) (?:\w+ )*<(\d+) x float>")
@@ -136,3 +143,11 @@ def test_vector_bits_setting_is_checked(monkeypatch):
         vector_bits()
     monkeypatch.setenv("TORCHLIKE_CPU_VECTOR_BITS", "256")
     assert vector_bits() == 256
+
+def test_trig_huge_argument_reduction_is_in_the_vector_loop():
+    """sin/cos/tan compute two argument reductions per element and select: the huge-argument
+    one, 64-bit integer products of the mantissa and a window of 2/pi, must be in the vector
+    loop too (8 lanes wide as the float work; a memory table there stopped the vectorizer)."""
+    ir = kernel_ir("sin/cos/tan")
+    products = {int(w) for w in re.findall(r"\bmul (?:\w+ )*<(\d+) x i64>", ir)}
+    assert products and max(products) >= LANES, f"i64 products not vectorized: {products}"
