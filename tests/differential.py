@@ -75,6 +75,9 @@ ATTRS: Dict[str, List[Dict[str, Any]]] = {
     # ``other`` given as a dtype (a ScalarType int): a kernel casts to it (tensors: no kernel)
     "aten::type_as": [{"other": DTYPE_TO_SCALAR_TYPE_ENUM["int8"]}],
     "aten::dropout": [{"p": 0.5, "train": False}],
+    "aten::celu": [{}, {"alpha": 0.5}],
+    "aten::hardshrink": [{}, {"lambd": 1.5}],
+    "aten::softshrink": [{}, {"lambd": 1.5}],
 }
 
 

@@ -1,5 +1,15 @@
 """The op registry and every op's entry.  Importing this package registers all ops."""
-from . import elementwise, elementwise_math, functions, linalg, prim_ops, reductions, shape_ops  # noqa: F401  (registration side effects)  # noqa: F401
+from . import (  # noqa: F401  (registration side effects)
+    activations,
+    elementwise,
+    elementwise_math,
+    elementwise_more,
+    functions,
+    linalg,
+    prim_ops,
+    reductions,
+    shape_ops,
+)
 from .registry import REGISTRY, OpDef, Param, elementwise_ops, get, lookup, register
 
 __all__ = ["REGISTRY", "OpDef", "Param", "elementwise_ops", "get", "lookup", "register"]
