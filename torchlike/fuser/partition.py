@@ -52,6 +52,7 @@ from ..ops import registry
 from ..ops.dtypes import ALL_DTYPES
 from ..ops.elementwise_base import normalize_args
 from ..ops.registry import OpDef
+from ..passes.inline_functions import inline_functions
 from . import config
 from .chunk_motion import BROADCASTING_CHUNK, move_chunks
 
@@ -476,8 +477,10 @@ def fuse(graph: Graph, dont_fuse: Iterable[str] = frozenset(), min_group_size: i
     and chunk indexing excluded) worth a group; a lone op stays as it is.  Inside a
     ``prim::Loop`` body ``loop_min_group_size`` applies instead (1 by default): the body runs
     once per iteration, and PyTorch's fuser, which unrolls loops first, fuses even a one-op body.
+    Calls of graph functions (``prim::CallFunction`` of ``F.relu``, ...) are inlined first
+    (``passes.inline_functions``), so their ops join groups.
     """
-    result = clone_graph(graph)
+    result = inline_functions(clone_graph(graph))  # F.relu's call -> aten::relu, fusible
     dont_fuse = frozenset(dont_fuse)
     _elementwise_overloads(result, dont_fuse)
     if "aten::chunk" not in dont_fuse:

@@ -6,6 +6,7 @@ from . import (  # noqa: F401  (registration side effects)
     elementwise_more,
     functions,
     linalg,
+    nn_functions,
     prim_ops,
     reductions,
     shape_ops,

@@ -1,0 +1,251 @@
+"""Graphs of programs that call ``torch.nn.functional``: ``prim::CallFunction`` of ``F.relu`` & co.
+
+* Function constants resolve lazily: a dead one with an unknown name is no error; calling an
+  unknown function is, naming the node and the function (interpreted, fused, ScriptFunction).
+* The function table holds PyTorch's graphs of the ``F`` functions (``ops/nn_functions.py``),
+  and ``passes.inline_functions`` inlines their calls: ``F.relu6(F.silu(x)) + 1`` is ONE group.
+* Stored graphs (tests/nn_functional/, written by ``nn_functional_programs.write_stored_cases``):
+  the scripted and PyTorch-inlined graphs of each program, run interpreted, fused
+  (``jit.fuse`` + ``jit.run``), fused strictly (a kernel ran, no fallback) and through a
+  ``ScriptFunction``, against eager PyTorch's stored outputs -- no torch needed.
+* With torch: the same programs scripted now, their printed graphs parsed and run the same
+  ways against eager PyTorch on fresh inputs, and the package's table compared with what
+  PyTorch prints for each ``F`` function.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from differential import assert_same, fuser_settings, subgraph
+from nn_functional_programs import (
+    PROGRAMS,
+    eager,
+    inputs,
+    scripted_texts,
+    stored,
+    stored_cases,
+    trim_paths,
+)
+
+from torchlike import jit
+from torchlike.errors import UnsupportedOpError
+from torchlike.fuser.stats import reset_stats, stats
+from torchlike.interpreter import run as interpret
+from torchlike.ir import parse_graph
+from torchlike.jit import ScriptFunction
+from torchlike.ops.functions import FunctionRef, lookup_function
+from torchlike.ops.nn_functions import NN_FUNCTIONS, nn_function_graphs
+from torchlike.passes import inline_functions
+
+pytestmark = [pytest.mark.filterwarnings("ignore::RuntimeWarning"),
+              pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated")]
+
+CALL = "prim::CallFunction"
+
+
+def _outputs(result):
+    return list(result) if isinstance(result, tuple) else [result]
+
+
+def _kinds(graph):
+    return [n.kind for n in graph.all_nodes()]
+
+
+def _groups(graph):
+    return [n for n in graph.all_nodes() if n.kind == "prim::FusionGroup"]
+
+
+# -- function constants and unknown callees -------------------------------------------------------
+
+DEAD_CONSTANT = """graph(%x.1 : Tensor):
+  %3 : Function = prim::Constant[name="no_such_function"]()
+  %4 : float = prim::Constant[value=2.]()
+  %5 : Tensor = aten::mul(%x.1, %4)
+  %6 : Tensor = aten::exp(%5)
+  return (%6)
+"""
+
+UNKNOWN_CALLEE = """graph(%x.1 : Tensor):
+  %3 : Function = prim::Constant[name="no_such_function"]()
+  %2 : bool = prim::Constant[value=0]()
+  %a.1 : Tensor = prim::CallFunction(%3, %x.1, %2) # f.py:3:8
+  return (%a.1)
+"""
+
+
+def test_dead_function_constant_with_an_unknown_name_runs():
+    graph = parse_graph(DEAD_CONSTANT)
+    x = np.linspace(-1, 1, 6, dtype=np.float32)
+    want = np.exp(x * 2)
+    assert_same([interpret(graph, x)], [want])
+    with fuser_settings("cpu", strict=True):
+        assert_same([jit.run(jit.fuse(graph), x)], [want])
+        assert_same([ScriptFunction(graph)(x)], [want])
+    # the constant evaluates to a reference, resolved only when called
+    assert FunctionRef("no_such_function") == FunctionRef("no_such_function")
+
+
+@pytest.mark.parametrize("how", ["interpreted", "fused", "script_function"])
+def test_calling_an_unknown_function_names_the_node_and_the_function(how):
+    graph = parse_graph(UNKNOWN_CALLEE)
+    x = np.ones(3, np.float32)
+    run = {"interpreted": lambda: interpret(graph, x),
+           "fused": lambda: jit.run(jit.fuse(graph), x),
+           "script_function": lambda: ScriptFunction(graph)(x)}[how]
+    with pytest.raises(UnsupportedOpError) as info:
+        run()
+    message = str(info.value)
+    assert message.startswith("prim::CallFunction(%a.1) at f.py:3:8: "), message
+    assert "unknown function 'no_such_function'" in message
+
+
+def test_unknown_callee_is_left_in_place_by_the_inliner():
+    graph = inline_functions(parse_graph(UNKNOWN_CALLEE))
+    assert _kinds(graph).count(CALL) == 1
+
+
+# -- the table and the inliner --------------------------------------------------------------------
+
+def test_table_registers_every_nn_function_as_a_graph():
+    graphs = nn_function_graphs()
+    names = {"threshold": "_threshold"}  # F.threshold scripts under its Python name
+    for attr in NN_FUNCTIONS:
+        name = names.get(attr, attr)
+        assert name in graphs, name
+        assert str(lookup_function(name)) == str(graphs[name])
+        assert str(parse_graph(str(graphs[name]))) == str(graphs[name])  # prints back
+
+
+def test_relu6_silu_plus_one_is_one_fusion_group():
+    texts, values, expected = stored("relu6_silu_plus_one")
+    graph = parse_graph(texts["scripted"])
+    inlined = inline_functions(parse_graph(texts["scripted"]))
+    assert [n.kind for n in inlined.nodes if n.kind != "prim::Constant"] == \
+        ["aten::silu", "aten::relu6", "aten::add"]
+    fused = jit.fuse(graph)
+    (group,) = _groups(fused)
+    assert [n.kind for n in fused.nodes] == ["prim::FusionGroup"]
+    assert [n.kind for n in subgraph(group).nodes if n.kind != "prim::Constant"] == \
+        ["aten::silu", "aten::relu6", "aten::add"]
+    assert CALL in _kinds(graph)  # fuse() works on a copy
+
+
+def test_inlined_nested_calls_fold_their_branches():
+    """softmax's body calls _get_softmax_dim only when dim is None: with a constant dim the
+    call folds away before it is inlined; with dim=None it is inlined (and warns at run time)."""
+    text = """graph(%x.1 : Tensor):
+  %f : Function = prim::Constant[name="softmax"]()
+  %dim : int = prim::Constant[value=-1]()
+  %none : NoneType = prim::Constant()
+  %three : int = prim::Constant[value=3]()
+  %a : Tensor = prim::CallFunction(%f, %x.1, %dim, %three, %none)
+  %b : Tensor = prim::CallFunction(%f, %x.1, %none, %three, %none)
+  %t : (Tensor, Tensor) = prim::TupleConstruct(%a, %b)
+  return (%t)
+"""
+    graph = inline_functions(parse_graph(text))
+    kinds = _kinds(graph)
+    assert CALL not in kinds and kinds.count("aten::softmax") == 2
+    assert kinds.count("aten::warn") == 1 and "prim::RaiseException" not in kinds
+    x = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+    with pytest.warns(UserWarning, match="Implicit dimension choice for softmax"):
+        a, b = interpret(graph, x)
+    e = np.exp(x - x.max(-1, keepdims=True))
+    assert_same([a, b], [e / e.sum(-1, keepdims=True)] * 2)
+
+
+def test_callee_returning_several_values_packs_a_tuple():
+    from torchlike.ops.functions import register_function, unregister_function
+    register_function("test_nn_two", parse_graph("""graph(%a : Tensor):
+  %b : Tensor = aten::neg(%a)
+  return (%a, %b)
+"""))
+    try:
+        graph = inline_functions(parse_graph("""graph(%x : Tensor):
+  %f : Function = prim::Constant[name="test_nn_two"]()
+  %t : (Tensor, Tensor) = prim::CallFunction(%f, %x)
+  %u : Tensor, %v : Tensor = prim::TupleUnpack(%t)
+  %one : int = prim::Constant[value=1]()
+  %w : Tensor = aten::sub(%u, %v, %one)
+  return (%w)
+"""))
+    finally:
+        unregister_function("test_nn_two")
+    assert CALL not in _kinds(graph)
+    x = np.arange(4, dtype=np.float32)
+    assert_same([interpret(graph, x)], [x * 2])
+
+
+# -- running the graphs ----------------------------------------------------------------------------
+
+def _run_every_way(graph_text, values, expected, label, must_fuse=True):
+    """Interpreted, fused, fused strictly (a kernel ran, no fallback), and as a ScriptFunction
+    (strictly), each against ``expected``."""
+    graph = parse_graph(graph_text)
+    assert str(parse_graph(str(graph))) == str(graph)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        assert_same(_outputs(interpret(graph, *values)), expected, f"{label} interpreted")
+        fused = jit.fuse(graph)
+        assert CALL not in _kinds(fused), f"{label}: a call was not inlined"
+        if must_fuse:
+            assert _groups(fused), f"{label}: nothing fused"
+        with fuser_settings("cpu", strict=False):
+            assert_same(_outputs(jit.run(fused, *values)), expected, f"{label} fused")
+        with fuser_settings("cpu", strict=True):
+            reset_stats()
+            got = jit.run(fused, *values)
+            s = stats()
+            assert_same(_outputs(got), expected, f"{label} fused strict")
+            assert s["fallbacks"] == {}, s
+            assert s["cache_hits"] + s["cache_misses"] >= len(_groups(fused)) > 0, s
+            reset_stats()
+            fn = ScriptFunction(graph)
+            assert_same(_outputs(fn(*values)), expected, f"{label} script function")
+            s = stats()
+            assert s["fallbacks"] == {} and s["cache_hits"] + s["cache_misses"] >= 1, s
+            assert CALL not in _kinds(fn.graph_for(*values))
+
+
+STORED = [(case, which) for case in stored_cases() for which in ("scripted", "inlined")]
+
+
+def test_stored_cases_cover_every_program():
+    assert sorted(stored_cases()) == sorted(PROGRAMS)
+
+
+@pytest.mark.parametrize("case,which", STORED)
+def test_stored_graph_matches_pytorch(case, which):
+    texts, values, expected = stored(case)
+    _run_every_way(texts[which], values, expected, f"{case}/{which}")
+
+
+# -- with torch: programs scripted now -------------------------------------------------------------
+
+@pytest.mark.parametrize("case", sorted(PROGRAMS))
+def test_scripted_program_matches_pytorch(torch, case):
+    texts = scripted_texts(case)
+    for seed in (1, 2):
+        values = inputs(case, seed)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            expected = eager(case, values)
+        for which, text in texts.items():
+            _run_every_way(text, values, expected, f"{case}/{which}/seed {seed}")
+
+
+def test_stored_texts_are_what_pytorch_prints(torch):
+    """The stored graphs and the package's table are PyTorch's (for the version that wrote
+    them: line numbers in source comments change between versions)."""
+    from torchlike.ops.nn_functions import generate_texts
+    from torchlike.ops.nn_functions_data import GRAPHS, TORCH_VERSION
+    if torch.__version__ != TORCH_VERSION:
+        pytest.skip(f"the table was printed by torch {TORCH_VERSION}, this is {torch.__version__}")
+    assert generate_texts(torch) == {k: v.lstrip("\n") for k, v in GRAPHS.items()}
+    for case in sorted(PROGRAMS):
+        texts = scripted_texts(case)
+        stored_texts = stored(case)[0]
+        for which in texts:
+            assert trim_paths(texts[which]) == stored_texts[which], (case, which)
