@@ -74,6 +74,13 @@ if torch is not None:
         s = (a << b) + (a >> b) + torch.bitwise_left_shift(a, 3) + torch.bitwise_right_shift(a, 1)
         return s + torch.round(a) + torch.floor(a) + torch.ceil(a) + torch.trunc(a)
 
+    def norms(x, w, b, rm, rv, lw, lb):
+        g = F.glu(x) * 2.0
+        n = F.layer_norm(x, [6], lw, lb)
+        e = F.batch_norm(x, rm, rv, w, b)
+        t = F.batch_norm(x, None, None, w, b, True)
+        return g, F.relu(n) + 1.0, e - t
+
     def control_flow(x, flag: bool):
         if flag:
             y = F.relu(x)
@@ -96,6 +103,15 @@ def _ints(rng):
     a = rng.integers(-100, 100, (4, 6)).astype(np.int32)
     b = rng.integers(-3, 40, (4, 6)).astype(np.int32)  # counts out of [0, 32) included
     return [a, b]
+
+
+def _norm_inputs(rng):
+    x = _x((4, 3, 6))(rng)[0]
+    c, k = (rng.standard_normal(3).astype(np.float32) for _ in range(2)), rng.random(3)
+    w, b = c
+    rm, rv = rng.standard_normal(3).astype(np.float32), (k + 0.5).astype(np.float32)
+    lw, lb = (rng.standard_normal(6).astype(np.float32) for _ in range(2))
+    return [x, w, b, rm, rv, lw, lb]
 
 
 def _flagged(flag: bool):
@@ -121,6 +137,7 @@ PROGRAMS: Dict[str, Tuple[str, Callable]] = {  # case name -> (function name, in
     "softmaxes": ("softmaxes", _x((3, 10))),
     "builtin_activations": ("builtin_activations", _nan_x),
     "integer_ops": ("integer_ops", _ints),
+    "norms": ("norms", _norm_inputs),
     "control_flow_true": ("control_flow", _flagged(True)),
     "control_flow_false": ("control_flow", _flagged(False)),
 }

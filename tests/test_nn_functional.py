@@ -30,7 +30,7 @@ from nn_functional_programs import (
 )
 
 from torchlike import jit
-from torchlike.errors import UnsupportedOpError
+from torchlike.errors import ExecutionError, UnsupportedOpError
 from torchlike.fuser.stats import reset_stats, stats
 from torchlike.interpreter import run as interpret
 from torchlike.ir import parse_graph
@@ -176,6 +176,29 @@ def test_callee_returning_several_values_packs_a_tuple():
     assert CALL not in _kinds(graph)
     x = np.arange(4, dtype=np.float32)
     assert_same([interpret(graph, x)], [x * 2])
+
+
+def test_batch_norm_training_checks_the_batch_through_its_helper():
+    """F.batch_norm's body calls F._verify_batch_size in training mode (a second inlining
+    round); its prim::RaiseException names the check and the source line."""
+    graph = parse_graph("""graph(%x : Tensor):
+  %f : Function = prim::Constant[name="batch_norm"]()
+  %none : NoneType = prim::Constant()
+  %true : bool = prim::Constant[value=1]()
+  %m : float = prim::Constant[value=0.1]()
+  %eps : float = prim::Constant[value=1e-05]()
+  %y : Tensor = prim::CallFunction(%f, %x, %none, %none, %none, %none, %true, %m, %eps)
+  return (%y)
+""")
+    inlined = inline_functions(graph.copy())
+    assert CALL not in _kinds(inlined) and "prim::Loop" in _kinds(inlined)
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    assert_same([interpret(inlined, x)], [np.repeat([[-1.0], [1.0]], 3, 1).astype(np.float32)
+                                          * np.float32(1 / np.sqrt(1 + 1e-5 / 2.25))])
+    for g in (graph, inlined):
+        with pytest.raises(ExecutionError, match="functional.py:2854:8: ValueError: Expected "
+                           "more than 1 value per channel when training, got input size"):
+            interpret(g, np.ones((1, 3), np.float32))
 
 
 # -- running the graphs ----------------------------------------------------------------------------

@@ -7,6 +7,7 @@ from . import (  # noqa: F401  (registration side effects)
     functions,
     linalg,
     nn_functions,
+    normalization,
     prim_ops,
     reductions,
     shape_ops,

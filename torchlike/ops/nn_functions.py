@@ -33,8 +33,9 @@ becomes ``# torch/nn/functional.py:1768:4``); regenerate them with torch install
 which writes ``generate_data_module()``: ``torch.jit.script(getattr(F, name)).graph`` for each
 ``F`` function listed in ``NN_FUNCTIONS`` (registered under the name PyTorch's call sites use:
 ``F.threshold`` scripts as ``_threshold``) and for the helper functions their graphs call
-(``_get_softmax_dim``), in that order.  The ops those graphs reach that are not
-elementwise registry ops (``aten::warn``, ``aten::glu``, ...) are registered here too.
+(``_get_softmax_dim``, ``_verify_batch_size``), in that order.  ``aten::warn``, which
+``_get_softmax_dim`` calls, is registered here; ``aten::glu``, ``aten::layer_norm`` and
+``aten::batch_norm`` in ``ops/normalization.py``.
 """
 from __future__ import annotations
 
@@ -57,6 +58,8 @@ NN_FUNCTIONS: Tuple[str, ...] = (
     "dropout",
     # softmax family and the helper they call when dim is None
     "softmax", "softmin", "log_softmax", "_get_softmax_dim",
+    # glu and normalization (ops/normalization.py), with batch_norm's training-mode check
+    "glu", "layer_norm", "batch_norm", "_verify_batch_size",
 )
 
 _PATH = re.compile(r"# \S*?(torch/nn/functional\.py:\d+:\d+)")

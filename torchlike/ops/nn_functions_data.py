@@ -342,4 +342,106 @@ graph(%name.1 : str,
       -> (%14)
   return (%ret)
 ''',
+    'glu': r'''
+graph(%input.1 : Tensor,
+      %dim.1 : int):
+  %12 : str = prim::Constant[value="builtins.RuntimeError"]() # torch/nn/functional.py:1806:14
+  %11 : str = prim::Constant[value="glu does not support scalars because halving size must be even"]() # torch/nn/functional.py:1807:12
+  %8 : int = prim::Constant[value=0]() # torch/nn/functional.py:1805:22
+  %7 : int = aten::dim(%input.1) # torch/nn/functional.py:1805:7
+  %9 : bool = aten::eq(%7, %8) # torch/nn/functional.py:1805:7
+   = prim::If(%9) # torch/nn/functional.py:1805:4
+    block0():
+       = prim::RaiseException(%11, %12) # torch/nn/functional.py:1806:8
+      -> ()
+    block1():
+      -> ()
+  %16 : Tensor = aten::glu(%input.1, %dim.1) # torch/nn/functional.py:1809:11
+  return (%16)
+''',
+    'layer_norm': r'''
+graph(%input.1 : Tensor,
+      %normalized_shape.1 : int[],
+      %weight.1 : Tensor?,
+      %bias.1 : Tensor?,
+      %eps.1 : float):
+  %16 : bool = prim::Constant[value=1]() # torch/nn/functional.py:2988:52
+  %17 : Tensor = aten::layer_norm(%input.1, %normalized_shape.1, %weight.1, %bias.1, %eps.1, %16) # torch/nn/functional.py:2987:11
+  return (%17)
+''',
+    'batch_norm': r'''
+graph(%input.1 : Tensor,
+      %running_mean.1 : Tensor?,
+      %running_var.1 : Tensor?,
+      %weight.1 : Tensor?,
+      %bias.1 : Tensor?,
+      %training.1 : bool,
+      %momentum.1 : float,
+      %eps.1 : float):
+  %51 : bool = prim::Constant[value=1]() # torch/nn/functional.py:2907:8
+  %38 : str = prim::Constant[value="batch_norm eps must be non-negative, but got {}"]() # torch/nn/functional.py:2896:25
+  %33 : str = prim::Constant[value="builtins.ValueError"]() # torch/nn/functional.py:2892:14
+  %30 : str = prim::Constant[value="batch_norm eps must be positive during training, but got {}"]() # torch/nn/functional.py:2893:12
+  %28 : bool = prim::Constant[value=0]() # torch/nn/functional.py:2891:7
+  %20 : Function = prim::Constant[name="_verify_batch_size"]()
+  %25 : float = prim::Constant[value=0.]() # torch/nn/functional.py:2891:27
+   = prim::If(%training.1) # torch/nn/functional.py:2887:4
+    block0():
+      %19 : int[] = aten::size(%input.1) # torch/nn/functional.py:2889:27
+      %21 : NoneType = prim::CallFunction(%20, %19) # torch/nn/functional.py:2889:8
+      -> ()
+    block1():
+      -> ()
+  %29 : bool = prim::If(%training.1) # torch/nn/functional.py:2891:7
+    block0():
+      %26 : bool = aten::le(%eps.1, %25) # torch/nn/functional.py:2891:20
+      -> (%26)
+    block1():
+      -> (%28)
+   = prim::If(%29) # torch/nn/functional.py:2891:4
+    block0():
+      %32 : str = aten::format(%30, %eps.1) # torch/nn/functional.py:2893:12
+       = prim::RaiseException(%32, %33) # torch/nn/functional.py:2892:8
+      -> ()
+    block1():
+      %36 : bool = aten::lt(%eps.1, %25) # torch/nn/functional.py:2895:9
+       = prim::If(%36) # torch/nn/functional.py:2895:4
+        block0():
+          %40 : str = aten::format(%38, %eps.1) # torch/nn/functional.py:2896:25
+           = prim::RaiseException(%40, %33) # torch/nn/functional.py:2896:8
+          -> ()
+        block1():
+          -> ()
+      -> ()
+  %52 : Tensor = aten::batch_norm(%input.1, %weight.1, %bias.1, %running_mean.1, %running_var.1, %training.1, %momentum.1, %eps.1, %51) # torch/nn/functional.py:2898:11
+  return (%52)
+''',
+    '_verify_batch_size': r'''
+graph(%size.1 : int[]):
+  %28 : NoneType = prim::Constant() # torch/nn/functional.py:2840:0
+  %26 : str = prim::Constant[value="builtins.ValueError"]() # torch/nn/functional.py:2854:14
+  %23 : str = prim::Constant[value="Expected more than 1 value per channel when training, got input size {}"]() # torch/nn/functional.py:2855:12
+  %10 : bool = prim::Constant[value=1]() # torch/nn/functional.py:2851:4
+  %2 : int = prim::Constant[value=0]() # torch/nn/functional.py:2850:22
+  %6 : int = prim::Constant[value=2]() # torch/nn/functional.py:2851:31
+  %20 : int = prim::Constant[value=1]() # torch/nn/functional.py:2853:21
+  %size_prods.1 : int = aten::__getitem__(%size.1, %2) # torch/nn/functional.py:2850:17
+  %5 : int = aten::len(%size.1) # torch/nn/functional.py:2851:19
+  %7 : int = aten::sub(%5, %6) # torch/nn/functional.py:2851:19
+  %size_prods : int = prim::Loop(%7, %10, %size_prods.1) # torch/nn/functional.py:2851:4
+    block0(%i.1 : int, %size_prods.11 : int):
+      %15 : int = aten::add(%i.1, %6) # torch/nn/functional.py:2852:27
+      %16 : int = aten::__getitem__(%size.1, %15) # torch/nn/functional.py:2852:22
+      %size_prods.5 : int = aten::mul(%size_prods.11, %16) # torch/nn/functional.py:2852:8
+      -> (%10, %size_prods.5)
+  %21 : bool = aten::eq(%size_prods, %20) # torch/nn/functional.py:2853:7
+   = prim::If(%21) # torch/nn/functional.py:2853:4
+    block0():
+      %25 : str = aten::format(%23, %size.1) # torch/nn/functional.py:2855:12
+       = prim::RaiseException(%25, %26) # torch/nn/functional.py:2854:8
+      -> ()
+    block1():
+      -> ()
+  return (%28)
+''',
 }
