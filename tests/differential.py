@@ -78,6 +78,10 @@ ATTRS: Dict[str, List[Dict[str, Any]]] = {
     "aten::celu": [{}, {"alpha": 0.5}],
     "aten::hardshrink": [{}, {"lambd": 1.5}],
     "aten::softshrink": [{}, {"lambd": 1.5}],
+    "aten::rrelu": [{}, {"lower": 0.25, "upper": 0.5}],
+    "aten::alpha_dropout": [{"p": 0.5, "train": False}],
+    "aten::feature_dropout": [{"p": 0.5, "train": False}],
+    "aten::feature_alpha_dropout": [{"p": 0.5, "train": False}],
 }
 
 

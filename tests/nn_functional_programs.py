@@ -58,7 +58,10 @@ if torch is not None:
         return a * b - c * d + e
 
     def dropout_eval(x):
-        return F.dropout(x, 0.3, training=False) * 2.0 + F.dropout(x, p=0.1, training=False)
+        a = F.dropout(x, 0.3, training=False) * 2.0 + F.dropout(x, p=0.1, training=False)
+        b = F.alpha_dropout(x, 0.2) - F.feature_alpha_dropout(x, 0.2) + F.dropout2d(x, training=False)
+        c = F.dropout3d(x, 0.5, False) * F.rrelu(x) + F.rrelu(x, 0.1, 0.3)
+        return a, b, c, F.dropout1d(x[0], 0.5, False) + 1.0
 
     def softmaxes(x):
         y = x * 2.0 + 1.0
@@ -133,7 +136,7 @@ PROGRAMS: Dict[str, Tuple[str, Callable]] = {  # case name -> (function name, in
     "activations_float64": ("activations", _x((3, 17), np.float64)),
     "relu6_silu_plus_one": ("relu6_silu_plus_one", _x((8, 33))),
     "keyword_arguments": ("keyword_arguments", _x()),
-    "dropout_eval": ("dropout_eval", _x((2, 3, 4))),
+    "dropout_eval": ("dropout_eval", _x((2, 3, 4, 5))),
     "softmaxes": ("softmaxes", _x((3, 10))),
     "builtin_activations": ("builtin_activations", _nan_x),
     "integer_ops": ("integer_ops", _ints),

@@ -201,6 +201,26 @@ def test_batch_norm_training_checks_the_batch_through_its_helper():
             interpret(g, np.ones((1, 3), np.float32))
 
 
+@pytest.mark.parametrize("how", ["interpreted", "fused", "script_function"])
+def test_training_mode_dropout_is_refused_naming_the_call(how):
+    graph = parse_graph("""graph(%x.1 : Tensor):
+  %f : Function = prim::Constant[name="dropout"]()
+  %p : float = prim::Constant[value=0.5]()
+  %true : bool = prim::Constant[value=1]()
+  %false : bool = prim::Constant[value=0]()
+  %y : Tensor = prim::CallFunction(%f, %x.1, %p, %true, %false) # g.py:2:4
+  %z : Tensor = aten::exp(%y)
+  return (%z)
+""")
+    x = np.ones(3, np.float32)
+    run = {"interpreted": lambda: interpret(graph, x),
+           "fused": lambda: jit.run(jit.fuse(graph), x),
+           "script_function": lambda: ScriptFunction(graph)(x)}[how]
+    with pytest.raises(UnsupportedOpError, match=r"aten::dropout\(.*training-mode dropout"):
+        run()
+    assert "aten::dropout" in _kinds(jit.fuse(graph))  # left out of any group
+
+
 # -- running the graphs ----------------------------------------------------------------------------
 
 def _run_every_way(graph_text, values, expected, label, must_fuse=True):
@@ -262,11 +282,11 @@ def test_scripted_program_matches_pytorch(torch, case):
 def test_stored_texts_are_what_pytorch_prints(torch):
     """The stored graphs and the package's table are PyTorch's (for the version that wrote
     them: line numbers in source comments change between versions)."""
-    from torchlike.ops.nn_functions import generate_texts
-    from torchlike.ops.nn_functions_data import GRAPHS, TORCH_VERSION
-    if torch.__version__ != TORCH_VERSION:
-        pytest.skip(f"the table was printed by torch {TORCH_VERSION}, this is {torch.__version__}")
-    assert generate_texts(torch) == {k: v.lstrip("\n") for k, v in GRAPHS.items()}
+    from torchlike.ops.nn_functions import generate_texts, read_data_file
+    version, texts = read_data_file()
+    if torch.__version__ != version:
+        pytest.skip(f"the table was printed by torch {version}, this is {torch.__version__}")
+    assert generate_texts(torch) == texts
     for case in sorted(PROGRAMS):
         texts = scripted_texts(case)
         stored_texts = stored(case)[0]

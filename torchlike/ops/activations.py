@@ -1,5 +1,6 @@
 """Activations of ``torch.nn.functional`` that ``elementwise.py`` (at the module-size limit) does not
-hold: relu6, selu, celu, hardshrink, softshrink, log_sigmoid.  ``elementwise(...)`` entries with
+hold: relu6, selu, celu, hardshrink, softshrink, log_sigmoid, and the eval-mode forms of rrelu,
+alpha_dropout, feature_dropout and feature_alpha_dropout.  ``elementwise(...)`` entries with
 the conventions of ``elementwise.py``; the formulas are ATen's CPU kernels', so special values
 (NaN, +-inf, -0.0) come out as PyTorch's do::
 
@@ -18,8 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ExecutionError
-from .elementwise_base import elementwise
+from ..errors import ExecutionError, UnsupportedOpError
+from .elementwise_base import elementwise, rule_same
 
 # ----- relu6 -----
 
@@ -95,3 +96,48 @@ elementwise("aten::log_sigmoid", "Tensor self",
             dtypes="float",
             numba={"float32": "tl_log_sigmoid_f32({self})", "default": "tl_log_sigmoid({self})"},
             cuda="tl_log_sigmoid({self})", aliases=("logsigmoid",))
+
+# ----- eval-mode randomness: rrelu and the dropout variants -----
+# In eval mode (training/train False) these are deterministic: rrelu is leaky_relu with the mean
+# slope (lower + upper) / 2, the dropouts return their input.  Training mode draws random
+# numbers: refused, as aten::dropout refuses it (torchlike runs inference graphs).
+
+
+def _eval_only(name: str, flag: str):
+    def rule(infos, attrs):
+        if attrs.get(flag):
+            raise UnsupportedOpError(f"training-mode {name} ({flag}=True) is not supported: "
+                                     "torchlike runs inference graphs; call the model in eval "
+                                     "mode")
+        return rule_same(infos, attrs)
+    return rule
+
+
+def _fusible_in_eval(flag: str):
+    return lambda attrs: None if attrs.get(flag) is False else f"{flag} is not False"
+
+
+def _rrelu_slope(attrs):
+    """The literal mean slope when both bounds are constants (computed in double, as ATen
+    does), else the expression."""
+    lower, upper = attrs.get("lower", 0.125), attrs.get("upper", 1.0 / 3.0)
+    if isinstance(lower, (int, float)) and isinstance(upper, (int, float)):
+        return repr((lower + upper) / 2)
+    return "(({lower} + {upper}) / 2)"
+
+
+elementwise("aten::rrelu", "Tensor self, Scalar lower=0.125, Scalar upper=0.3333333333333333, "
+            "bool training=False, Generator? generator=None",
+            ref=lambda xp, a, lower=0.125, upper=1.0 / 3.0, training=False, generator=None:
+            xp.where(a > 0, a, a * ((lower + upper) / 2)),
+            dtype_rule=_eval_only("rrelu", "training"), dtypes="float",
+            fusible_if=_fusible_in_eval("training"), foldable=False,
+            numba=lambda dt, attrs: f"{{self}} if {{self}} > 0 else {{self}} * "
+                                    f"np.{{T}}({_rrelu_slope(attrs)})",
+            cuda=lambda dt, attrs: f"{{self}} > ({{T}})0 ? {{self}} : {{self}} * "
+                                   f"({{T}}){_rrelu_slope(attrs)}")
+for _name in ("alpha_dropout", "feature_dropout", "feature_alpha_dropout"):
+    elementwise(f"aten::{_name}", "Tensor input, float p, bool train",
+                ref=lambda xp, a, p, train: a, dtype_rule=_eval_only(_name, "train"),
+                fusible_if=_fusible_in_eval("train"), foldable=False,
+                numba="{input}", cuda="{input}")
