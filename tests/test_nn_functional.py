@@ -292,3 +292,42 @@ def test_stored_texts_are_what_pytorch_prints(torch):
         stored_texts = stored(case)[0]
         for which in texts:
             assert trim_paths(texts[which]) == stored_texts[which], (case, which)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int32"])
+def test_normalization_ops_match_pytorch(torch, dtype):
+    """aten::glu, aten::layer_norm, aten::batch_norm (eval and training, running statistics
+    updated in place) against PyTorch, special values included; integers refused by both."""
+    from torchlike.ops import get
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal((4, 6, 5)) * 3).astype(dtype)
+    if dtype != "int32":
+        x[0, 0, :3] = [np.nan, np.inf, -0.0]
+    pdt = "float32" if dtype in ("float16", "int32") else dtype  # parameters' dtype
+    c = [rng.standard_normal(6).astype(pdt) for _ in range(3)] + [(rng.random(6) + 0.5).astype(pdt)]
+    lw, lb = (rng.standard_normal(5).astype(dtype) for _ in range(2))
+    t = torch.from_numpy
+    cases = [
+        ("aten::glu", [x, 1], lambda: torch.nn.functional.glu(t(x), 1)),
+        ("aten::layer_norm", [x, [5], lw, lb, 1e-5, True],
+         lambda: torch.nn.functional.layer_norm(t(x), [5], t(lw), t(lb))),
+        ("aten::batch_norm", [x, c[0], c[1], c[2].copy(), c[3].copy(), False, 0.1, 1e-5, True],
+         lambda: torch.nn.functional.batch_norm(t(x), t(c[2].copy()), t(c[3].copy()), t(c[0]),
+                                                t(c[1]), False)),
+    ]
+    for name, args, theirs in cases:
+        if dtype == "int32":
+            with pytest.raises((NotImplementedError, RuntimeError)):
+                theirs()
+            with pytest.raises(NotImplementedError):
+                get(name).impl(np, *args)
+            continue
+        assert_same([get(name).impl(np, *args)], [theirs().numpy()], name)
+    if dtype in ("float32", "float64"):  # training mode: batch statistics, running stats move
+        rm, rv = c[2].copy(), c[3].copy()
+        trm, trv = t(c[2].copy()), t(c[3].copy())
+        got = get("aten::batch_norm").impl(np, x, c[0], c[1], rm, rv, True, 0.1, 1e-5, True)
+        want = torch.nn.functional.batch_norm(t(x), trm, trv, t(c[0]), t(c[1]), True)
+        assert_same([got, rm, rv], [want.numpy(), trm.numpy(), trv.numpy()], "training")
+    with pytest.raises(RuntimeError, match="mixed dtype"):  # float64 parameters: refused
+        get("aten::layer_norm").impl(np, x.astype(np.float32), [5], lw.astype(np.float64))

@@ -1,7 +1,8 @@
 """``aten::glu``, ``aten::layer_norm`` and ``aten::batch_norm``: the ops the graphs of ``F.glu``,
 ``F.layer_norm`` and ``F.batch_norm`` (``ops/nn_functions.py``) end in.  Interpreted, not fused.
 
-They compute in float64 and round once to the input's dtype (PyTorch's CPU kernels accumulate
+Parameters must have the input's dtype (float32 ones may go with a float16 input), as on
+PyTorch's CPU.  They compute in float64 and round once to the input's dtype (PyTorch's CPU kernels accumulate
 statistics in double and normalize in float: the results agree to float32 rounding)::
 
     glu(x, dim)              a * sigmoid(b), a and b the two halves of x along dim
@@ -58,6 +59,16 @@ def _infer_glu(node, types):
 defop("aten::glu", "Tensor self, int dim=-1", _glu, infer=_infer_glu)
 
 
+def _check_params(x, params) -> None:
+    """PyTorch's CPU rule: parameters (weight, bias, running statistics) have the input's dtype,
+    or float32 for a float16/bfloat16 input."""
+    allowed = {str(x.dtype)} | ({"float32"} if x.dtype == np.float16 else set())
+    for p in params:
+        if p is not None and str(p.dtype) not in allowed:
+            raise RuntimeError(f"mixed dtype (CPU): expect parameter to have scalar type of "
+                               f"{' or '.join(sorted(allowed))}, got {p.dtype}")
+
+
 def _affine(y, weight, bias):
     if weight is not None:
         y = y * weight.astype(np.float64)
@@ -74,6 +85,7 @@ def _layer_norm(xp, x, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn
         raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
                            f"[*, {', '.join(map(str, shape))}], but got input of size"
                            f"{list(x.shape)}")
+    _check_params(x, (weight, bias))
     for name, p in (("weight", weight), ("bias", bias)):
         if p is not None and tuple(p.shape) != shape:
             raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got "
@@ -105,6 +117,7 @@ def _batch_norm(xp, x, weight, bias, running_mean, running_var, training, moment
         raise ValueError(f"batch_norm expects an input of at least 2 dims (N, C, ...), got "
                          f"{x.ndim}")
     channels = x.shape[1]
+    _check_params(x, (weight, bias, running_mean, running_var))
     for name, p in (("weight", weight), ("bias", bias), ("running_mean", running_mean),
                     ("running_var", running_var)):
         if p is not None and p.size != channels:
