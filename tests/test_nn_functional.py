@@ -331,3 +331,24 @@ def test_normalization_ops_match_pytorch(torch, dtype):
         assert_same([got, rm, rv], [want.numpy(), trm.numpy(), trv.numpy()], "training")
     with pytest.raises(RuntimeError, match="mixed dtype"):  # float64 parameters: refused
         get("aten::layer_norm").impl(np, x.astype(np.float32), [5], lw.astype(np.float64))
+
+
+# -- shifts and integer rounding from Python syntax -------------------------------------------------
+
+def _shifts(a, b):
+    return (a << b) + (a >> 2), 3 << a
+
+
+@pytest.mark.parametrize("capture", ["trace", "script"])
+def test_shift_syntax_records_the_shift_ops(capture):
+    """``<<``/``>>`` record aten::__lshift__/__rshift__ (traced and scripted), with PyTorch's
+    rule for counts outside [0, 32) on int32 (values checked with torch 2.13)."""
+    a = np.array([[1, -5, 100, 7]], np.int32)
+    b = np.array([[1, 40, -1, 3]], np.int32)
+    fn = jit.trace(_shifts, (a, b)) if capture == "trace" else jit.script(_shifts)
+    kinds = _kinds(fn.graph)
+    assert "aten::__lshift__" in kinds and "aten::__rshift__" in kinds
+    with fuser_settings("cpu", strict=True):
+        got = fn(a, b)
+    assert_same(list(got), [np.array([[2, -2, 25, 57]], np.int32),
+                            np.array([[6, 0, 0, 384]], np.int32)])
