@@ -184,6 +184,8 @@ def test_result_type_matches_torch(torch, prio_a, prio_b):
     ("aten::__and__", (True, False), False),
     ("aten::__and__", (7, -2), 6), ("aten::__or__", (True, False), True),
     ("aten::remainder", (7.0, 0.0), math.nan), ("aten::log", (2.5,), math.log(2.5)),
+    ("aten::round", (3,), 3.0), ("aten::floor", (3,), 3), ("aten::__lshift__", (-5, 3), -40),
+    ("aten::__rshift__", (-5, 1), -3),
 ])
 def test_torchscript_scalar_arithmetic(name, args, expected):
     """No array operand: TorchScript's scalar rules, Python results (checked with torch.jit)."""
