@@ -75,6 +75,13 @@ ATTRS: Dict[str, List[Dict[str, Any]]] = {
     # ``other`` given as a dtype (a ScalarType int): a kernel casts to it (tensors: no kernel)
     "aten::type_as": [{"other": DTYPE_TO_SCALAR_TYPE_ENUM["int8"]}],
     "aten::dropout": [{"p": 0.5, "train": False}],
+    "aten::celu": [{}, {"alpha": 0.5}],
+    "aten::hardshrink": [{}, {"lambd": 1.5}],
+    "aten::softshrink": [{}, {"lambd": 1.5}],
+    "aten::rrelu": [{}, {"lower": 0.25, "upper": 0.5}],
+    "aten::alpha_dropout": [{"p": 0.5, "train": False}],
+    "aten::feature_dropout": [{"p": 0.5, "train": False}],
+    "aten::feature_alpha_dropout": [{"p": 0.5, "train": False}],
 }
 
 

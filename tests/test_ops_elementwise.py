@@ -61,7 +61,9 @@ def torch_calls(torch):
     return {
         "aten::__invert__": lambda x: ~x,
         "aten::gelu": lambda x, approximate: A.gelu(x, approximate=approximate),
-        "aten::round": lambda x, decimals: A.round(x, decimals=decimals),
+        # decimals=0 is round(x), the overload integers have (round.decimals refuses them)
+        "aten::round": lambda x, decimals: A.round(x) if decimals == 0 else
+        A.round(x, decimals=decimals),
         "aten::zeros_like": lambda x, dtype, *rest: torch.zeros_like(x, dtype=tdt(dtype)),
         "aten::ones_like": lambda x, dtype, *rest: torch.ones_like(x, dtype=tdt(dtype)),
         "aten::full_like": lambda x, v, dtype, *rest: torch.full_like(x, v, dtype=tdt(dtype)),
@@ -120,8 +122,10 @@ QUIRKS = {
 # operand on a tie (maximum(-0.0, 0.0) is -0.0, relu(-0.0) is -0.0), numpy -- and so the
 # interpreter and the kernels checked against it -- the other.  The sign of such a zero is not
 # compared with PyTorch (the kernels still must match the interpreter's).
+# softshrink's zero is +0.0 in PyTorch's vectorized loop and x * 0 (-0.0 for negative x) in its
+# scalar loop (the tail, small tensors); ours is the vectorized loop's everywhere.
 ZERO_TIES = {"aten::relu", "aten::maximum", "aten::minimum", "aten::clamp", "aten::clamp_min",
-             "aten::clamp_max"}
+             "aten::clamp_max", "aten::softshrink"}
 
 # Not matched on purpose: torch.pow(bool_tensor, True) returns a copy (exponent 1 short-cut)
 # while pow on bool tensors is otherwise not implemented; we refuse bool pow consistently.
@@ -180,6 +184,8 @@ def test_result_type_matches_torch(torch, prio_a, prio_b):
     ("aten::__and__", (True, False), False),
     ("aten::__and__", (7, -2), 6), ("aten::__or__", (True, False), True),
     ("aten::remainder", (7.0, 0.0), math.nan), ("aten::log", (2.5,), math.log(2.5)),
+    ("aten::round", (3,), 3.0), ("aten::floor", (3,), 3), ("aten::__lshift__", (-5, 3), -40),
+    ("aten::__rshift__", (-5, 1), -3),
 ])
 def test_torchscript_scalar_arithmetic(name, args, expected):
     """No array operand: TorchScript's scalar rules, Python results (checked with torch.jit)."""

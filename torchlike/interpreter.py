@@ -19,7 +19,7 @@ from .ir.attributes import SUBGRAPH_ATTR, UnknownTensorValue
 from .ir.graph import Block, Graph, Node, Value
 from .ops import registry
 from .ops.executor_prims import SUBGRAPH_NODES
-from .ops.functions import resolve_function
+from .ops.functions import FunctionRef, function_value
 
 # A hook the fuser installs: run(node, xp, args) -> outputs for prim::FusionGroup nodes.
 FusionGroupRunner = Callable[[Node, Any, List[Any]], Sequence[Any]]
@@ -111,17 +111,20 @@ class Interpreter:
         args = [env[v] for v in node.inputs]
         if kind == "prim::Constant":
             if "name" in node.attrs and "value" not in node.attrs:
-                # %f : Function = prim::Constant[name="fn"](): a function from ops.functions.
-                return resolve_function(node.attrs["name"])
+                # %f : Function = prim::Constant[name="fn"](): a function from ops.functions,
+                # or a FunctionRef when the name is unknown (an error only if it is called).
+                return function_value(node.attrs["name"])
             return constant_runtime_value(node, xp)
         if kind == "prim::If":
             branch = node.blocks[0] if bool(args[0]) else node.blocks[1]
             return _unpack(self.run_block(branch, env, xp), node)
         if kind == "prim::Loop":
             return _unpack(self.run_loop(node, args, env, xp), node)
-        if kind == "prim::CallFunction" and args and isinstance(args[0], Graph):
-            outputs = Interpreter(args[0], self.fusion_runner).run_outputs(list(args[1:]))
-            return outputs[0] if len(outputs) == 1 else tuple(outputs)
+        if kind == "prim::CallFunction" and args:
+            fn = args[0].resolve() if isinstance(args[0], FunctionRef) else args[0]
+            if isinstance(fn, Graph):
+                outputs = Interpreter(fn, self.fusion_runner).run_outputs(list(args[1:]))
+                return outputs[0] if len(outputs) == 1 else tuple(outputs)
         if kind in SUBGRAPH_NODES:  # PyTorch's own groups: their subgraph, as written
             sub = node.attrs[SUBGRAPH_ATTR]
             return _unpack(Interpreter(sub, self.fusion_runner).run_outputs(args), node)

@@ -238,6 +238,29 @@ template <typename T> TL_DEV T tl_lerp(T a, T b, T w) {
 }
 template <typename T> TL_DEV T tl_frac(T x) { return x - tl_trunc(x); }
 
+// ----- ops/activations.py, ops/elementwise_more.py -----
+template <typename T> TL_DEV T tl_relu6(T x) {  // x itself on ties: relu6(-0.0) is -0.0
+  return tl_is_neg(x) ? T(0) : (x > T(6) ? T(6) : x);
+}
+template <typename T> TL_DEV T tl_softshrink(T x, T lambd) {
+  return x > lambd ? x - lambd : (x < -lambd ? x + lambd : x * T(0) + T(0));
+}
+template <typename T> TL_DEV T tl_log_sigmoid(T x) {
+  return (x < T(0) ? x : T(0)) - tl_log1p(tl_exp(-tl_abs(x)));
+}
+TL_DEV float tl_lgamma(float x) { return lgammaf(x); }
+TL_DEV double tl_lgamma(double x) { return lgamma(x); }
+// PyTorch's shifts: a count outside [0, bits) gives 0 (left) or the sign fill (right); a left
+// shift wraps in T (done unsigned: shifting a negative value left is undefined in C++).
+template <typename T> TL_DEV T tl_lshift(T a, T b, int bits) {
+  if (tl_is_neg(b) || (long long)b >= bits) return T(0);
+  return (T)((unsigned long long)(long long)a << (int)b);
+}
+template <typename T> TL_DEV T tl_rshift(T a, T b, int bits) {
+  if (tl_is_neg(b) || (long long)b >= bits) return (T)(tl_is_neg(a) ? -1 : 0);
+  return (T)(a >> (int)b);
+}
+
 #endif  // TL_PRELUDE_CORE
 
 // ----- float16 / bfloat16: loaded into float, computed in float, rounded once per op -----

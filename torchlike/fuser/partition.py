@@ -52,6 +52,7 @@ from ..ops import registry
 from ..ops.dtypes import ALL_DTYPES
 from ..ops.elementwise_base import normalize_args
 from ..ops.registry import OpDef
+from ..passes.inline_functions import inline_functions
 from ..passes.inline_groups import inline_groups
 from ..passes.unroll_loops import unroll_loops
 from . import decisions
@@ -471,8 +472,10 @@ def fuse(graph: Graph, dont_fuse: Iterable[str] = frozenset(), min_group_size: i
     once per iteration, and PyTorch's fuser, which unrolls loops first, fuses even a one-op body.
     ``unroll``: short loops with a constant trip count are unrolled first
     (``passes.unroll_loops``), so their iterations fuse into one group.
+    Calls of graph functions (``prim::CallFunction`` of ``F.relu``, ...) are inlined first
+    (``passes.inline_functions``), so their ops join groups.
     """
-    result = clone_graph(graph)
+    result = inline_functions(clone_graph(graph))  # F.relu's call -> aten::relu, fusible
     inline_groups(result)  # PyTorch's own groups (a graph printed after its fuser): regrouped
     if unroll:
         unroll_loops(result)

@@ -8,7 +8,8 @@
 
 A call is specialized on its arguments' signature: dtype, shape, strides and array type (numpy or
 cupy, with the device) of each array, the type of each scalar.  The first call with a new
-signature copies the graph, infers its types from the arguments, propagates constants, merges
+signature copies the graph, inlines calls of graph functions (``torch.nn.functional``'s), infers
+its types from the arguments, propagates constants, merges
 common subexpressions, removes dead code and, when fusion is enabled, forms fusion groups; the
 result and an interpreter for it are cached, so a warm call is one signature and one dict lookup.
 """
@@ -31,6 +32,7 @@ from ..passes import (
     eliminate_common_subexpressions,
     eliminate_dead_code,
     infer_types,
+    inline_functions,
     propagate_constants,
 )
 from .arguments import check_arguments, with_plan
@@ -153,7 +155,8 @@ class ScriptFunction:
 
     def _specialize(self, args: Tuple[Any, ...]) -> Specialization:
         plan = check_arguments(self._graph.inputs, args, self.name, self.input_names)
-        g = clone_graph(self._graph)
+        g = inline_functions(clone_graph(self._graph))  # F.relu & co.: their ops, typed below
+        _log_graph("inline_functions", g)
         infer_types(g, [type_of_python_value(a) for a in plan.apply(args)])
         _log_graph("infer_types", g)
         for name, run_pass in _PASSES:

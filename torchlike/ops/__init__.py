@@ -1,12 +1,16 @@
 """The op registry and every op's entry.  Importing this package registers all ops."""
-from . import (  # noqa: F401  (registration side effects)  # noqa: F401
+from . import (  # noqa: F401  (registration side effects)
+    activations,
     elementwise,
     elementwise_math,
+    elementwise_more,
     executor_prims,
     factories,
     functions,
     linalg,
+    nn_functions,
     nn_ops,
+    normalization,
     prim_ops,
     reductions,
     shape_ops,

@@ -238,15 +238,6 @@ for _name, _fn in (("floor", "floor"), ("ceil", "ceil"), ("trunc", "trunc")):
                 dtypes="number", scalar_out="int64" if _name != "trunc" else None,
                 numba={"float": f"np.{_fn}({{self}})", "default": "{self}"},
                 cuda={"float": f"tl_{_fn}({{self}})", "default": "{self}"})
-_ROUND_DECIMALS = "tl_round_decimals({self}, {decimals})"  # Numba and CUDA C
-elementwise("aten::round", "Tensor self, int decimals=0",
-            ref=lambda xp, a, decimals=0: xp.rint(a) if decimals == 0 else
-            (xp.rint(a * a.dtype.type(10.0 ** decimals)) / a.dtype.type(10.0 ** decimals)
-             if decimals > 0 else
-             xp.rint(a / a.dtype.type(10.0 ** -decimals)) * a.dtype.type(10.0 ** -decimals)),
-            dtypes="float", aliases=("rint",),
-            numba=_t_unless("decimals", 0, "np.rint({self})", _ROUND_DECIMALS),
-            cuda=_t_unless("decimals", 0, "tl_rint({self})", _ROUND_DECIMALS))
 elementwise("aten::frac", "Tensor self", ref=lambda xp, a: a - xp.trunc(a), dtypes="float",
             numba="tl_frac({self})", cuda="tl_frac({self})")
 elementwise("aten::sign", "Tensor self",

@@ -1,10 +1,9 @@
 """Non-elementwise ``torch.nn.functional`` ops that sit around fusible regions and run in the
-interpreter (PyTorch's semantics and error messages; float16 computes in float32 as PyTorch's
+interpreter (layer_norm, batch_norm and glu: ``normalization.py``) (PyTorch's semantics and error messages; float16 computes in float32 as PyTorch's
 opmath does)::
 
     %y : Tensor = aten::linear(%x, %w, %b)
-    %n : Tensor = aten::layer_norm(%x, %shape, %w, %b, %eps, %cudnn)
-    %m : Tensor = aten::batch_norm(%x, %w, %b, %mean, %var, %training, %momentum, %eps, %cudnn)
+    %n : Tensor = aten::group_norm(%x, %groups, %w, %b, %eps, %cudnn)
     %e : Tensor = aten::embedding(%weight, %indices, %padding_idx, %scale, %sparse)
 """
 from __future__ import annotations
@@ -51,67 +50,6 @@ defop("aten::linear", "Tensor input, Tensor weight, Tensor? bias=None", _linear,
 
 # -- normalizations ------------------------------------------------------------------------------
 
-def _normalize(xp, x, mean, var, eps, weight, bias, param_shape):
-    """(x - mean) / sqrt(var + eps) * weight + bias, computed in x's compute dtype."""
-    comp = _float_compute(x)
-    xc = x.astype(comp, copy=False)
-    y = (xc - mean) / xp.sqrt(var + comp.type(eps))
-    if weight is not None:
-        y = y * weight.astype(comp, copy=False).reshape(param_shape)
-    if bias is not None:
-        y = y + bias.astype(comp, copy=False).reshape(param_shape)
-    return y.astype(x.dtype, copy=False)
-
-
-def _layer_norm(xp, x, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_enable=True):
-    shape = tuple(int(s) for s in normalized_shape)
-    k = len(shape)
-    if k == 0 or x.ndim < k or tuple(x.shape[x.ndim - k:]) != shape:
-        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
-                           f"[*, {', '.join(map(str, shape))}], but got input of size"
-                           f"{list(x.shape)}")
-    for name, p in (("weight", weight), ("bias", bias)):
-        if p is not None and tuple(p.shape) != shape:
-            raise RuntimeError(f"layer_norm: {name} of shape {list(p.shape)} does not match "
-                               f"normalized_shape {list(shape)}")
-    axes = tuple(range(x.ndim - k, x.ndim))
-    xc = x.astype(_float_compute(x), copy=False)
-    mean = xc.mean(axis=axes, keepdims=True)
-    var = ((xc - mean) ** 2).mean(axis=axes, keepdims=True)  # biased, two-pass
-    return _normalize(xp, x, mean, var, eps, weight, bias, shape)
-
-
-def _batch_norm(xp, x, weight, bias, running_mean, running_var, training, momentum, eps,
-                cudnn_enabled=True):
-    if x.ndim < 2:
-        raise ValueError(f"Expected 2D or higher input (got {x.ndim}D input)")
-    c = x.shape[1]
-    param_shape = (c,) + (1,) * (x.ndim - 2)
-    comp = _float_compute(x)
-    axes = (0,) + tuple(range(2, x.ndim))
-    if training:
-        count = x.size // max(c, 1)
-        if count <= 1:
-            raise ValueError(f"Expected more than 1 value per channel when training, got input "
-                             f"size {list(x.shape)}")
-        xc = x.astype(comp, copy=False)
-        mean = xc.mean(axis=axes, keepdims=True)
-        var = ((xc - mean) ** 2).mean(axis=axes, keepdims=True)
-        if running_mean is not None:  # updated in place, as PyTorch does
-            running_mean[...] = ((1 - momentum) * running_mean
-                                 + momentum * mean.reshape(c)).astype(running_mean.dtype)
-        if running_var is not None:
-            unbiased = var.reshape(c) * (count / (count - 1))
-            running_var[...] = ((1 - momentum) * running_var
-                                + momentum * unbiased).astype(running_var.dtype)
-    else:
-        if running_mean is None or running_var is None:
-            raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
-        mean = running_mean.astype(comp, copy=False).reshape(param_shape)
-        var = running_var.astype(comp, copy=False).reshape(param_shape)
-    return _normalize(xp, x, mean, var, eps, weight, bias, param_shape)
-
-
 def _group_norm(xp, x, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enabled=True):
     n, c = x.shape[0], x.shape[1]
     if num_groups <= 0 or c % num_groups:
@@ -135,12 +73,6 @@ def _same_as_input(node, types):
     return [tensor_in(types, 0)]
 
 
-defop("aten::layer_norm", "Tensor input, int[] normalized_shape, Tensor? weight=None, "
-      "Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True", _layer_norm,
-      infer=_same_as_input)
-defop("aten::batch_norm", "Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "
-      "Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled",
-      _batch_norm, infer=_same_as_input, pure=False)
 defop("aten::group_norm", "Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, "
       "float eps=1e-05, bool cudnn_enabled=True", _group_norm, infer=_same_as_input)
 

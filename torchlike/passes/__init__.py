@@ -17,6 +17,7 @@ from ..ir.verify import IRVerificationError, verify
 from .constant_propagation import propagate_constants
 from .cse import eliminate_common_subexpressions
 from .dce import eliminate_dead_code
+from .inline_functions import inline_functions
 from .shape_inference import broadcast_shapes, infer_types, join
 
 # Short aliases, named as TorchScript names its passes.
@@ -25,14 +26,16 @@ cse = eliminate_common_subexpressions
 constant_propagation = propagate_constants
 
 __all__ = ["eliminate_dead_code", "eliminate_common_subexpressions", "propagate_constants",
+           "inline_functions",
            "infer_types", "join", "broadcast_shapes", "run_default_passes", "verify",
            "IRVerificationError", "dce", "cse", "constant_propagation"]
 
 
 def run_default_passes(graph: Graph, input_types: Optional[Sequence[Any]] = None,
                        check: bool = False) -> Graph:
-    """The standard clean-up pipeline, in place: type inference (when ``input_types`` is given:
-    ``Type``s or example values), constant propagation, CSE, then DCE.  ``check=True`` verifies
+    """The standard clean-up pipeline, in place: inlining of graph-function calls
+    (``inline_functions``: ``F.relu`` and friends), type inference (when ``input_types`` is
+    given: ``Type``s or example values), constant propagation, CSE, then DCE.  ``check=True`` verifies
     the graph after each pass (tests do; it costs a walk of the graph).
 
     Example::
@@ -45,7 +48,7 @@ def run_default_passes(graph: Graph, input_types: Optional[Sequence[Any]] = None
           %5 : Tensor = aten::mul(%x, %3)
           return (%5)
     """
-    steps = []
+    steps = [inline_functions]
     if input_types is not None:
         steps.append(lambda g: infer_types(g, input_types))
     steps += [propagate_constants, eliminate_common_subexpressions, eliminate_dead_code]

@@ -1,0 +1,123 @@
+"""More elementwise ops (``elementwise.py`` is at the module-size limit): ``isnan``, ``lgamma``,
+the bit shifts, and ``round`` (which, like floor/ceil/trunc, is the identity on integers).
+
+Shifts follow PyTorch's CPU and CUDA kernels (ATen BinaryOps), not C: for a shift count outside
+``[0, bits)``, where ``bits`` is the width of the (promoted) dtype, a left shift gives 0 and a
+right shift the sign fill (-1 for negative signed values, else 0); inside the range the left
+shift wraps in the dtype (``int8(100) << 1 == -56``) and the right shift is arithmetic.  A Python
+scalar count is first converted to the tensor's dtype, wrapping (``int8 << 300`` shifts by 44).
+Shifts of bool and float tensors raise, as in PyTorch; a bool tensor with a Python int promotes
+to int64.  TorchScript's ``int << int`` on two Python ints is C's shift on int64 with the count
+taken mod 64 (x86's), which this op does not copy: it follows the tensor rule there too.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..errors import UnsupportedOpError
+from .dtypes import is_float, result_type
+from .elementwise_base import elementwise, rule_same
+
+# ----- isnan -----
+
+elementwise("aten::isnan", "Tensor self", ref=lambda xp, a: xp.isnan(a) if a.dtype.kind == "f"
+            else xp.zeros(a.shape, bool),
+            dtype_rule="compare",
+            numba={"float": "{self} != {self}", "default": "False"},
+            cuda={"float": "tl_isnan({self})", "default": "false"})
+
+# ----- lgamma -----
+
+
+def _lgamma_scalar(v: float) -> float:
+    try:
+        return math.lgamma(v)
+    except ValueError:  # a pole (0, -1, -2, ...): +inf, as libm's lgamma
+        return math.inf
+
+
+_LGAMMA = np.frompyfunc(_lgamma_scalar, 1, 1)
+
+
+def _lgamma(xp, a):
+    if xp is np:  # math.lgamma: double precision, then one rounding to the compute dtype
+        return np.asarray(_LGAMMA(a.astype(np.float64)), dtype=np.float64).astype(a.dtype)
+    import cupyx.scipy.special as sp  # pragma: no cover (GPU only)
+    return sp.gammaln(a)
+
+
+elementwise("aten::lgamma", "Tensor self", ref=_lgamma, dtype_rule="float",
+            numba="tl_lgamma({self})", cuda="tl_lgamma({self})")
+
+# ----- shifts -----
+
+
+def _shift_parts(xp, a, b):
+    """(count in range, the count where it is, 0 elsewhere) for a's dtype width."""
+    bits = a.dtype.itemsize * 8
+    ok = (b >= 0) & (b < bits) if a.dtype.kind == "i" else b < bits
+    return ok, xp.where(ok, b, 0).astype(a.dtype)
+
+
+def _lshift(xp, a, b):
+    ok, count = _shift_parts(xp, a, b)
+    return xp.where(ok, xp.left_shift(a, count), a.dtype.type(0))
+
+
+def _rshift(xp, a, b):
+    ok, count = _shift_parts(xp, a, b)
+    fill = xp.right_shift(a, a.dtype.type(a.dtype.itemsize * 8 - 1)) if a.dtype.kind == "i" \
+        else xp.zeros_like(a)
+    return xp.where(ok, xp.right_shift(a, count), fill)
+
+
+def _t_shift(helper: str):
+    """``helper(a, b, bits)``: the same text in Numba and CUDA C, with the dtype's width."""
+    return lambda dt, attrs: f"{helper}({{self}}, {{other}}, {np.dtype(dt).itemsize * 8})"
+
+
+for _kind, _pyname, _ref, _helper in (
+        ("__lshift__", None, _lshift, "tl_lshift"),
+        ("bitwise_left_shift", "bitwise_left_shift", _lshift, "tl_lshift"),
+        ("__rshift__", None, _rshift, "tl_rshift"),
+        ("bitwise_right_shift", "bitwise_right_shift", _rshift, "tl_rshift")):
+    elementwise(f"aten::{_kind}", "Tensor self, Tensor other", ref=_ref, dtypes="int",
+                python_name=_pyname, numba=_t_shift(_helper), cuda=_t_shift(_helper),
+                aliases=(("left_shift",) if _pyname == "bitwise_left_shift" else
+                         ("right_shift",) if _pyname == "bitwise_right_shift" else ()))
+
+# ----- round (half to even; integers unchanged, as floor/ceil/trunc) -----
+
+
+def _round(xp, a, decimals=0):
+    if a.dtype.kind != "f":
+        return a
+    if decimals == 0:
+        return xp.rint(a)
+    p = a.dtype.type(10.0 ** abs(decimals))
+    return xp.rint(a * p) / p if decimals > 0 else xp.rint(a / p) * p
+
+
+def _rule_round(infos, attrs):
+    dt = result_type(infos)
+    if attrs.get("decimals", 0) != 0 and not is_float(dt):
+        raise UnsupportedOpError(f"aten::round with decimals is not implemented for dtype {dt} "
+                                 "(PyTorch has no such kernel either)")
+    return rule_same(infos, attrs)
+
+
+def _t_round(rint: str):
+    def template(dt, attrs):
+        if not is_float(dt):
+            return "{self}"
+        if attrs.get("decimals", 0) == 0:
+            return f"{rint}({{self}})"
+        return "tl_round_decimals({self}, {decimals})"  # Numba and CUDA C
+    return template
+
+
+elementwise("aten::round", "Tensor self, int decimals=0", ref=_round, dtype_rule=_rule_round,
+            dtypes="number", scalar_out="float64", aliases=("rint",),
+            numba=_t_round("np.rint"), cuda=_t_round("tl_rint"))
