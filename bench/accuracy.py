@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
 import sys
@@ -32,7 +33,8 @@ from torchlike.cpu_backend import scalar_math as sm
 F32 = np.float32
 INTERESTING = [0.0, 1.0, 0.5, 2.0, 0.34, 0.625, 0.6931472, 0.70710677, 1.4142135, 9.0, 10.0,
                18.0, 20.0, 88.72284, 87.33655, 103.97208, 104.0, 110.0, 126.0, 128.0, 149.0,
-               150.0, 1.1754944e-38, 3.4028235e38, 2.0 ** -24, 2.0 ** -12]
+               150.0, 1.1754944e-38, 3.4028235e38, 2.0 ** -24, 2.0 ** -12,
+               1.5, 10.13, 14.36, 0.9966]  # erf/erfc/gelu/erfinv switch and underflow points
 
 
 def inputs(stride=1031, dense=65536, grid=400001):
@@ -69,13 +71,38 @@ def _elu64(v, alpha=1.0, scale=1.0, input_scale=1.0):
     return np.where(v > 0, v * scale, np.expm1(v * input_scale) * (alpha * scale))
 
 
+def _math64(fn):
+    """A float64 numpy function applying ``math.<fn>`` (correctly rounded to ~1 ulp of double,
+    glibc's) per element in a compiled loop: numpy has no erf."""
+    @numba.njit
+    def loop(v):
+        out = np.empty_like(v)
+        for i in range(v.size):
+            out[i] = fn(v[i])
+        return out
+    return lambda v: loop(np.ascontiguousarray(v, dtype=np.float64).ravel()).reshape(np.shape(v))
+
+
+_erf64, _erfc64 = _math64(math.erf), _math64(math.erfc)
+
+
+def _gelu64(v):
+    return v * 0.5 * _erfc64(-v * 0.7071067811865476)  # x Phi(x), no cancellation for x < 0
+
+
+def _erfinv64(v):
+    from torchlike.ops.elementwise_math import _erfinv64 as f
+    return f(np.asarray(v, dtype=np.float64))
+
+
 def _torch(name, **kw):
     def run(x):
         import torch
         import torch.nn.functional as tf
         t = torch.from_numpy(x)
         fn = {"sigmoid": torch.sigmoid, "silu": tf.silu, "mish": tf.mish, "elu": tf.elu,
-              "gelu_tanh": lambda a: tf.gelu(a, approximate="tanh"), "softplus": tf.softplus}
+              "gelu_tanh": lambda a: tf.gelu(a, approximate="tanh"), "softplus": tf.softplus,
+              "gelu": tf.gelu}
         return (fn.get(name) or getattr(torch, name))(t, **kw).numpy()
     return run
 
@@ -93,6 +120,10 @@ OPS = {
     "tanh": ("tanh", (), np.tanh, {}),
     "sigmoid": ("sigmoid", (), _sigmoid64, {}),
     "silu": ("silu", (), lambda v: v / (1.0 + np.exp(-v)), {}),
+    "erf": ("erf", (), _erf64, {}),
+    "erfc": ("erfc", (), _erfc64, {}),
+    "erfinv": ("erfinv", (), _erfinv64, {}),
+    "gelu": ("gelu", (), _gelu64, {}),
     "gelu_tanh": ("gelu_tanh", (), _gelu_tanh64, {}),
     "mish": ("mish", (), lambda v: v * np.tanh(np.logaddexp(0.0, v)), {}),
     "softplus": ("softplus", (1.0, 20.0), _softplus64, {}),
@@ -168,12 +199,15 @@ def mpmath_check(x, n=2000, seed=0):
     mpmath.mp.dps = 50
     rng = np.random.default_rng(seed)
     xs = x[np.isfinite(x)]
-    xs = np.concatenate([rng.choice(xs, n), F32([-95.0, -20.0, -9.0, -1e-5, 1e-5, 0.3, 5.0])])
+    xs = np.concatenate([rng.choice(xs, n), F32([-95.0, -20.0, -9.0, -1e-5, 1e-5, 0.3, 5.0]),
+                         rng.uniform(-1, 1, n // 4).astype(F32)])  # erfinv's domain
     mp_ref = {
         "exp": mpmath.exp, "expm1": mpmath.expm1, "log": mpmath.log, "log1p": mpmath.log1p,
         "tanh": mpmath.tanh, "log2": lambda v: mpmath.log(v, 2), "exp2": lambda v: 2 ** v,
         "sigmoid": lambda v: 1 / (1 + mpmath.exp(-v)), "silu": lambda v: v / (1 + mpmath.exp(-v)),
         "mish": lambda v: v * mpmath.tanh(mpmath.log1p(mpmath.exp(v))),
+        "erf": mpmath.erf, "erfc": mpmath.erfc, "erfinv": mpmath.erfinv,
+        "gelu": lambda v: v * mpmath.erfc(-v / mpmath.sqrt(2)) / 2,
     }
     worst = {}
     for name, f in mp_ref.items():
@@ -181,7 +215,8 @@ def mpmath_check(x, n=2000, seed=0):
         w = 0.0
         for v in xs:
             vd = float(v)
-            if name in ("log", "log2") and vd <= 0 or name == "log1p" and vd <= -1:
+            if name in ("log", "log2") and vd <= 0 or name == "log1p" and vd <= -1 or \
+                    name == "erfinv" and not abs(vd) < 1:
                 continue
             exact = f(mpmath.mpf(vd))
             e = float(exact)

@@ -571,5 +571,8 @@ from .math_f32 import (  # noqa: E402, F401, I001 (re-exported for the kernels)
     tl_log2_f32, tl_log10_f32, tl_log_f32, tl_sigmoid_f32, tl_silu_f32,
     tl_softplus_f32, tl_tanh_f32,
 )
+from .math_erf_f32 import (  # noqa: E402, F401, I001 (re-exported for the kernels)
+    tl_erf_f32, tl_erfc_f32, tl_erfinv, tl_erfinv_f32, tl_gelu_f32,
+)
 
 __all__ = [name for name in dir() if name.startswith("tl_")] + ["math", "np"]
