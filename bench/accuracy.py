@@ -135,6 +135,9 @@ OPS = {
                                        lambda v: _elu64(v, 1.5, 1.0, 0.5), None),
 }
 
+# the float64 libm helpers the float32 templates called before their float32 versions
+_OLD = {"erf": sm.tl_erf, "erfc": sm.tl_erfc, "gelu": sm.tl_gelu, "erfinv": sm.tl_erfinv}
+
 _KERNELS = {}
 
 
@@ -239,7 +242,7 @@ def measure(x, names=None, torch_too=True):
         row = {"points": int(x.size)}
         new = run_helper(helper(attr), consts, x)
         row["new"] = errors(x, new, expect)
-        old_fn = getattr(sm, f"f64_{attr}_f32", None)
+        old_fn = getattr(sm, f"f64_{attr}_f32", None) or _OLD.get(attr)
         if old_fn is not None:
             row["old"] = errors(x, run_helper(old_fn, consts, x), expect)
         if torch_too and torch_kw is not None:
@@ -273,9 +276,11 @@ def report(rows, spot, x):
         "specials).  Cells: the largest distance in float32 ulps from the correctly rounded "
         "result (float64 numpy reference rounded once), and the input where it occurs.  "
         "new: `scalar_math.tl_<op>_f32`, the helper the float32 template calls (float32 SIMD "
-        "from math_f32.py, except gelu_tanh and mish, which stay in float64: float32 forms "
-        "accurate to 2 ulp needed float64 steps and were slower); old: the previous "
-        "float64-compute helper `scalar_math.f64_<op>_f32`; torch: torch "
+        "from math_f32.py and math_erf_f32.py, except gelu_tanh and mish, which stay in "
+        "float64: float32 forms accurate to 2 ulp needed double-float steps and were slower); "
+        "old: the previous float64-compute helper `scalar_math.f64_<op>_f32` (for erf, erfc, "
+        "gelu: libm's erf in float64, `tl_erf`/`tl_erfc`/`tl_gelu`; erfinv: the float64 "
+        "`tl_erfinv`); torch: torch "
         f"{_torch_version()} CPU float32.  An ulp distance counts the floats in between, so a "
         "result that should be a subnormal or tiny float but is 0 (exp(-x) overflowing in "
         "1 / (1 + exp(-x)) for x < -88.7) or a cancelled tail (0.5 x (1 + tanh u)) shows as "

@@ -35,6 +35,10 @@ erfinv's slope amplifies it: erf(y) - x from erf in two floats for |x| < 0.84 (y
 erfc(y) - (1 - |x|) above, both terms accurate relative to the small 1 - |x| (float32 erf(y) - x
 would be off by ulp(1) e^(y^2), 1e-3 relative, near 1).
 
+gelu_tanh and mish stay in float64 (scalar_math): a float32 gelu_tanh within 1 ulp (2u as
+hi + lo, x / (1 + e^-2u) with the denominator in two floats and one quotient correction) ran
+at 29-42 ms against 24 ms for the float64 helper (2^22 floats, 2 threads, prange loop).
+
 ``tl_erfinv`` is the float64 version (a float64 kernel's ``{"default": ...}`` template): the
 same start and two Halley steps on libm's erf/erfc, as ops/elementwise_math.py's numpy ref.
 """

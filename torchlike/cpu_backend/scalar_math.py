@@ -17,8 +17,8 @@ Contract with the code generator:
 * An absent optional operand (``clamp(x, None, hi)``) is passed as ``None``; the helpers
   prune the branch at compile time.
 * ``tl_<name>_f32`` helpers (exp, exp2, expm1, log, log1p, log2, log10, tanh, sigmoid, silu,
-  softplus, elu) are the float32-compute versions the templates pick by dtype:
-  call-free, branch-free, float32 arithmetic (``math_f32.py``, re-exported here), within 2 ulp
+  softplus, elu; erf, erfc, erfinv, gelu) are the float32-compute versions the templates pick:
+  call-free, branch-free, float32 arithmetic (``math_f32.py``, ``math_erf_f32.py``), within 2 ulp
   of the correctly rounded float32 result; ``tl_pow_f32``, ``tl_gelu_tanh_f32`` and ``tl_mish_f32``
   (below) compute in float64 (float32 forms accurate to 2 ulp needed float64 steps and were
   slower than these at 8 float lanes).  The
