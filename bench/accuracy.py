@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
 import sys
@@ -36,7 +37,8 @@ INTERESTING = [0.0, 1.0, 0.5, 2.0, 0.34, 0.625, 0.6931472, 0.70710677, 1.4142135
                # sin/cos/tan: the polynomial's edge pi/4, multiples of pi/2, the switch to the
                # integer reduction (8192), large arguments, 16367173 * 2**72 (the float32
                # closest to a multiple of pi/2 relative to its size: cos = -1.6e-9)
-               0.7853982, 1.5707964, 3.1415927, 4.712389, 8192.0, 1e5, 1e8, 7.729179e28]
+               0.7853982, 1.5707964, 3.1415927, 4.712389, 8192.0, 1e5, 1e8, 7.729179e28,
+               1.5, 10.13, 14.36, 0.9966]  # erf/erfc/gelu/erfinv switch and underflow points
 
 
 def inputs(stride=1031, dense=65536, grid=400001):
@@ -73,13 +75,38 @@ def _elu64(v, alpha=1.0, scale=1.0, input_scale=1.0):
     return np.where(v > 0, v * scale, np.expm1(v * input_scale) * (alpha * scale))
 
 
+def _math64(fn):
+    """A float64 numpy function applying ``math.<fn>`` (correctly rounded to ~1 ulp of double,
+    glibc's) per element in a compiled loop: numpy has no erf."""
+    @numba.njit
+    def loop(v):
+        out = np.empty_like(v)
+        for i in range(v.size):
+            out[i] = fn(v[i])
+        return out
+    return lambda v: loop(np.ascontiguousarray(v, dtype=np.float64).ravel()).reshape(np.shape(v))
+
+
+_erf64, _erfc64 = _math64(math.erf), _math64(math.erfc)
+
+
+def _gelu64(v):
+    return v * 0.5 * _erfc64(-v * 0.7071067811865476)  # x Phi(x), no cancellation for x < 0
+
+
+def _erfinv64(v):
+    from torchlike.ops.elementwise_math import _erfinv64 as f
+    return f(np.asarray(v, dtype=np.float64))
+
+
 def _torch(name, **kw):
     def run(x):
         import torch
         import torch.nn.functional as tf
         t = torch.from_numpy(x)
         fn = {"sigmoid": torch.sigmoid, "silu": tf.silu, "mish": tf.mish, "elu": tf.elu,
-              "gelu_tanh": lambda a: tf.gelu(a, approximate="tanh"), "softplus": tf.softplus}
+              "gelu_tanh": lambda a: tf.gelu(a, approximate="tanh"), "softplus": tf.softplus,
+              "gelu": tf.gelu}
         return (fn.get(name) or getattr(torch, name))(t, **kw).numpy()
     return run
 
@@ -97,6 +124,10 @@ OPS = {
     "tanh": ("tanh", (), np.tanh, {}),
     "sigmoid": ("sigmoid", (), _sigmoid64, {}),
     "silu": ("silu", (), lambda v: v / (1.0 + np.exp(-v)), {}),
+    "erf": ("erf", (), _erf64, {}),
+    "erfc": ("erfc", (), _erfc64, {}),
+    "erfinv": ("erfinv", (), _erfinv64, {}),
+    "gelu": ("gelu", (), _gelu64, {}),
     "gelu_tanh": ("gelu_tanh", (), _gelu_tanh64, {}),
     "mish": ("mish", (), lambda v: v * np.tanh(np.logaddexp(0.0, v)), {}),
     "softplus": ("softplus", (1.0, 20.0), _softplus64, {}),
@@ -110,6 +141,9 @@ OPS = {
     "cos": ("cos", (), np.cos, {}),
     "tan": ("tan", (), np.tan, {}),
 }
+
+# the float64 libm helpers the float32 templates called before their float32 versions
+_OLD = {"erf": sm.tl_erf, "erfc": sm.tl_erfc, "gelu": sm.tl_gelu, "erfinv": sm.tl_erfinv}
 
 _KERNELS = {}
 
@@ -176,21 +210,25 @@ def mpmath_check(x, n=2000, seed=0):
     rng = np.random.default_rng(seed)
     xs = x[np.isfinite(x)]
     xs = np.concatenate([rng.choice(xs, n), F32([-95.0, -20.0, -9.0, -1e-5, 1e-5, 0.3, 5.0,
-                                                  1e22, 7.729179e28, 3.4028235e38])])
+                                                  1e22, 7.729179e28, 3.4028235e38]),
+                         rng.uniform(-1, 1, n // 4).astype(F32)])  # erfinv's domain
     mp_ref = {
         "exp": mpmath.exp, "expm1": mpmath.expm1, "log": mpmath.log, "log1p": mpmath.log1p,
         "tanh": mpmath.tanh, "log2": lambda v: mpmath.log(v, 2), "exp2": lambda v: 2 ** v,
         "sigmoid": lambda v: 1 / (1 + mpmath.exp(-v)), "silu": lambda v: v / (1 + mpmath.exp(-v)),
         "mish": lambda v: v * mpmath.tanh(mpmath.log1p(mpmath.exp(v))),
         "sin": mpmath.sin, "cos": mpmath.cos, "tan": mpmath.tan,  # exact reduction: mpmath
-    }                                                              # adds the digits it needs
+        "erf": mpmath.erf, "erfc": mpmath.erfc, "erfinv": mpmath.erfinv,
+        "gelu": lambda v: v * mpmath.erfc(-v / mpmath.sqrt(2)) / 2,
+    }
     worst = {}
     for name, f in mp_ref.items():
         ref = OPS[name][2]
         w = 0.0
         for v in xs:
             vd = float(v)
-            if name in ("log", "log2") and vd <= 0 or name == "log1p" and vd <= -1:
+            if name in ("log", "log2") and vd <= 0 or name == "log1p" and vd <= -1 or \
+                    name == "erfinv" and not abs(vd) < 1:
                 continue
             exact = f(mpmath.mpf(vd))
             e = float(exact)
@@ -213,7 +251,7 @@ def measure(x, names=None, torch_too=True):
         row = {"points": int(x.size)}
         new = run_helper(helper(attr), consts, x)
         row["new"] = errors(x, new, expect)
-        old_fn = getattr(sm, f"f64_{attr}_f32", None)
+        old_fn = getattr(sm, f"f64_{attr}_f32", None) or _OLD.get(attr)
         if old_fn is not None:
             row["old"] = errors(x, run_helper(old_fn, consts, x), expect)
         if torch_too and torch_kw is not None:
@@ -247,10 +285,11 @@ def report(rows, spot, x):
         "specials).  Cells: the largest distance in float32 ulps from the correctly rounded "
         "result (float64 numpy reference rounded once), and the input where it occurs.  "
         "new: `scalar_math.tl_<op>_f32`, the helper the float32 template calls (float32 SIMD "
-        "from math_f32.py and math_trig_f32.py, except gelu_tanh and mish, which stay in "
-        "float64: float32 forms accurate to 2 ulp needed float64 steps and were slower); old: "
-        "the previous "
-        "float64-compute helper `scalar_math.f64_<op>_f32`; torch: torch "
+        "from math_f32.py, math_trig_f32.py and math_erf_f32.py, except gelu_tanh and mish, which stay in "
+        "float64: float32 forms accurate to 2 ulp needed double-float steps and were slower); "
+        "old: the previous float64-compute helper `scalar_math.f64_<op>_f32` (for erf, erfc, "
+        "gelu: libm's erf in float64, `tl_erf`/`tl_erfc`/`tl_gelu`; erfinv: the float64 "
+        "`tl_erfinv`); torch: torch "
         f"{_torch_version()} CPU float32.  An ulp distance counts the floats in between, so a "
         "result that should be a subnormal or tiny float but is 0 (exp(-x) overflowing in "
         "1 / (1 + exp(-x)) for x < -88.7) or a cancelled tail (0.5 x (1 + tanh u)) shows as "

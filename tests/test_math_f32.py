@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from bench import accuracy as acc
-from torchlike.cpu_backend import math_f32, math_trig_f32, scalar_math
+from torchlike.cpu_backend import math_erf_f32, math_f32, math_trig_f32, scalar_math
 
 X = acc.inputs(stride=1 << 18, dense=2048, grid=20001)
 
@@ -22,7 +22,7 @@ def test_within_2_ulp(name):
     assert ulp <= 2, f"{name}: {ulp} ulp at x={np.float32(where)!r}"
 
 
-@pytest.mark.parametrize("module", [math_f32, math_trig_f32])
+@pytest.mark.parametrize("module", [math_f32, math_trig_f32, math_erf_f32])
 def test_kernels_see_the_float32_helpers(module):
     assert module.__all__
     for name in module.__all__:
@@ -75,6 +75,14 @@ SPECIAL = {  # None: not checked here (covered by the ulp sweep)
             -0.6928958, None, None],
     "tan": [0.0, -0.0, nan, nan, nan, 1e-45, -1e-45, 1.5574077, -1.5574077, None, None, None,
             None, -1.0406148, None, None],
+    "erf": [0.0, -0.0, 1, -1, nan, 1e-45, -1e-45, 0.8427008, -0.8427008, 1, 1, -1, -1, 1, -1, -1],
+    "erfc": [1, 1, 0, 2, nan, 1, 1, 0.1572992, 1.8427008, 0, 0, 2, 2, 0, 2, 2],
+    "erfinv": [0.0, -0.0, nan, nan, nan, 1e-45, -1e-45, inf, -inf, nan, nan, nan, nan, nan, nan,
+               nan],
+    # x Phi(x) rounded once: 1e-45 rounds up, -1e-45 to -0.0 (PyTorch's vectorized float32
+    # gelu gives 0.0 and NaN at +inf; its scalar path and the float64 result give inf)
+    "gelu": [0.0, -0.0, inf, nan, nan, 1e-45, -0.0, 0.8413448, -0.15865526, 88.72284, 88.7229,
+             -0.0, -0.0, 128, -0.0, -0.0],
 }
 
 

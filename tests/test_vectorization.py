@@ -53,6 +53,15 @@ graph(%x : Tensor):
   %6 : Tensor = aten::log(%5)
   return (%6)
 """, lambda: [np.ones((64, 64), np.float32)]),
+    "erf/erfc/erfinv/gelu": ("""
+graph(%x : Tensor):
+  %a : str = prim::Constant[value="none"]()
+  %1 : Tensor = aten::erf(%x)
+  %2 : Tensor = aten::erfc(%1)
+  %3 : Tensor = aten::erfinv(%2)
+  %4 : Tensor = aten::gelu(%3, %a)
+  return (%4)
+""", lambda: [np.ones((64, 64), np.float32)]),
     "broadcast exp(x) * y": ("""
 graph(%x : Tensor, %y : Tensor):
   %1 : Tensor = aten::exp(%x)

@@ -17,9 +17,10 @@ Contract with the code generator:
 * An absent optional operand (``clamp(x, None, hi)``) is passed as ``None``; the helpers
   prune the branch at compile time.
 * ``tl_<name>_f32`` helpers (exp, exp2, expm1, log, log1p, log2, log10, tanh, sigmoid, silu,
-  softplus, elu; sin, cos, tan) are the float32-compute versions the templates pick by dtype:
-  call-free, branch-free, float32 arithmetic (``math_f32.py``; ``math_trig_f32.py`` for sin,
-  cos, tan, with 64-bit integers for huge arguments; re-exported here), within 2 ulp
+  softplus, elu; sin, cos, tan; erf, erfc, erfinv, gelu) are the float32-compute versions the
+  templates pick by dtype: call-free, branch-free, float32 arithmetic (``math_f32.py``;
+  ``math_trig_f32.py`` for sin, cos, tan, with 64-bit integers for huge arguments;
+  ``math_erf_f32.py``; re-exported here), within 2 ulp
   of the correctly rounded float32 result; ``tl_pow_f32``, ``tl_gelu_tanh_f32`` and ``tl_mish_f32``
   (below) compute in float64 (float32 forms accurate to 2 ulp needed float64 steps and were
   slower than these at 8 float lanes).  The
@@ -575,5 +576,8 @@ from .math_f32 import (  # noqa: E402, F401, I001 (re-exported for the kernels)
 from .scalar_math_nn import *  # noqa: E402, F401, F403 (shifts, lgamma, log_sigmoid)
 from .vector_width import tl_wide_vectors  # noqa: E402, F401
 from .math_trig_f32 import tl_cos_f32, tl_sin_f32, tl_tan_f32  # noqa: E402, F401, I001
+from .math_erf_f32 import (  # noqa: E402, F401, I001 (re-exported for the kernels)
+    tl_erf_f32, tl_erfc_f32, tl_erfinv, tl_erfinv_f32, tl_gelu_f32,
+)
 
 __all__ = [name for name in dir() if name.startswith("tl_")] + ["math", "np"]

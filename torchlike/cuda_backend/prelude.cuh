@@ -97,6 +97,7 @@ TL_UNARY(atanh, atanhf, atanh)
 TL_UNARY(tanh, tanhf, tanh)
 TL_UNARY(erf, erff, erf)
 TL_UNARY(erfc, erfcf, erfc)
+TL_UNARY(erfinv, erfinvf, erfinv)  // CUDA's; the emulator's shim.h defines both for g++
 TL_UNARY(floor, floorf, floor)
 TL_UNARY(ceil, ceilf, ceil)
 TL_UNARY(trunc, truncf, trunc)

@@ -53,6 +53,33 @@ static inline __nv_bfloat16 __double2bfloat16(double d) {
 
 using std::isnan; using std::isinf; using std::isfinite;
 
+// erfinv/erfinvf are CUDA math functions, not C's: ops/elementwise_math.py's float64 method
+// (Giles' polynomial start, two Halley steps on erf, or on erfc against the exact 1 - |x|).
+static inline double erfinv(double x) {
+  static const double C[3][6] = {
+      {1.5013878345489502, 0.24667689204216003, -0.004110071249306202, -0.0012828752025961876,
+       0.00018807967717293650, 1.6018159272789489e-06},
+      {2.8329918384552, 1.0017497539520264, 0.009109415113925934, -0.008202037028968334,
+       0.006961786746978760, -0.0028154113702476025},
+      {4.849906444549561, 1.0103003978729248, -0.00014150850684382021,
+       -0.00021468287741299719, 8.3566449757199734e-05, -2.0803599909413606e-05}};
+  double a = std::fabs(x);
+  if (!(a < 1.0)) return a == 1.0 ? std::copysign(INFINITY, x) : NAN;
+  double g = -std::log((1.0 - a) * (1.0 + a));
+  int k = g >= 16.0 ? 2 : g >= 5.0 ? 1 : 0;
+  double v = k == 2 ? std::sqrt(g) - 5.0 : k == 1 ? std::sqrt(g) - 3.0 : g - 2.5;
+  double p = 0.0;
+  for (int i = 5; i >= 0; --i) p = p * v + C[k][i];
+  double y = a * p;
+  for (int i = 0; i < 2; ++i) {
+    double f = a >= 0.5 ? (1.0 - a) - std::erfc(y) : std::erf(y) - a;
+    double u = f * 0.88622692545275801 * std::exp(y * y);
+    y -= u / (1.0 + y * u);
+  }
+  return std::copysign(y, x);
+}
+static inline float erfinvf(float x) { return (float)erfinv((double)x); }
+
 static inline float __int_as_float(int i) { float f; std::memcpy(&f, &i, 4); return f; }
 static inline double __longlong_as_double(long long i) { double d; std::memcpy(&d, &i, 8); return d; }
 static inline int atomicExch(int* p, int v) { int old = *p; *p = v; return old; }

@@ -211,10 +211,10 @@ elementwise("aten::reciprocal", "Tensor self", ref=lambda xp, a: 1 / a, dtype_ru
 elementwise("aten::sigmoid", "Tensor self", ref=lambda xp, a: 1 / (1 + xp.exp(-a)),
             dtype_rule="float", cuda="tl_sigmoid({self})",
             numba={"float32": "tl_sigmoid_f32({self})", "default": "tl_sigmoid({self})"})
-elementwise("aten::erf", "Tensor self", ref=_erf, dtype_rule="float", numba="tl_erf({self})",
-            cuda="tl_erf({self})")
-elementwise("aten::erfc", "Tensor self", ref=_erfc, dtype_rule="float", numba="tl_erfc({self})",
-            cuda="tl_erfc({self})")
+elementwise("aten::erf", "Tensor self", ref=_erf, dtype_rule="float", cuda="tl_erf({self})",
+            numba={"float32": "tl_erf_f32({self})", "default": "tl_erf({self})"})
+elementwise("aten::erfc", "Tensor self", ref=_erfc, dtype_rule="float", cuda="tl_erfc({self})",
+            numba={"float32": "tl_erfc_f32({self})", "default": "tl_erfc({self})"})
 elementwise("aten::atan2", "Tensor self, Tensor other", ref=lambda xp, a, b: xp.arctan2(a, b),
             dtype_rule="float", numba="np.arctan2({self}, {other})",
             cuda="tl_atan2({self}, {other})", aliases=("arctan2",))
@@ -281,9 +281,9 @@ def _t_gelu(dt, attrs):  # the same text in Numba and CUDA C
     return "tl_gelu_tanh({self})" if attrs.get("approximate") == "tanh" else "tl_gelu({self})"
 
 
-def _t_gelu_numba(dt, attrs):  # float32: scalar_math's vectorizable tanh form
-    if dt == "float32" and attrs.get("approximate") == "tanh":
-        return "tl_gelu_tanh_f32({self})"
+def _t_gelu_numba(dt, attrs):  # float32: scalar_math's vectorizable helpers
+    if dt == "float32":
+        return "tl_gelu_tanh_f32({self})" if attrs.get("approximate") == "tanh" else "tl_gelu_f32({self})"
     return _t_gelu(dt, attrs)
 
 
