@@ -75,6 +75,8 @@ ATTRS: Dict[str, List[Dict[str, Any]]] = {
     # ``other`` given as a dtype (a ScalarType int): a kernel casts to it (tensors: no kernel)
     "aten::type_as": [{"other": DTYPE_TO_SCALAR_TYPE_ENUM["int8"]}],
     "aten::dropout": [{"p": 0.5, "train": False}],
+    "aten::logit": [{}, {"eps": 1e-6}],
+    "aten::nan_to_num": [{}, {"nan": 1.5, "posinf": 100.0, "neginf": -1e30}],
 }
 
 

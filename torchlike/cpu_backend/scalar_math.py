@@ -571,6 +571,7 @@ from .math_f32 import (  # noqa: E402, F401, I001 (re-exported for the kernels)
     tl_log2_f32, tl_log10_f32, tl_log_f32, tl_sigmoid_f32, tl_silu_f32,
     tl_softplus_f32, tl_tanh_f32,
 )
+from .scalar_math_pointwise import *  # noqa: E402, F401, F403 (ops/elementwise_pointwise.py)
 from .vector_width import tl_wide_vectors  # noqa: E402, F401
 
 __all__ = [name for name in dir() if name.startswith("tl_")] + ["math", "np"]

@@ -2,6 +2,7 @@
 from . import (  # noqa: F401  (registration side effects)  # noqa: F401
     elementwise,
     elementwise_math,
+    elementwise_pointwise,
     executor_prims,
     factories,
     functions,
