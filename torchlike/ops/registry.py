@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..errors import UnsupportedOpError
+from .unsupported import UNSUPPORTED_POINTWISE
 
 REQUIRED = object()  # a parameter without a default
 
@@ -181,7 +182,8 @@ def defop(name: str, schema: str, impl: Callable, **kwargs) -> OpDef:
 def get(name: str) -> OpDef:
     op = REGISTRY.get(name) or REGISTRY.get(KIND_ALIASES.get(name, ""))
     if op is None:
-        raise UnsupportedOpError(f"unsupported op '{name}': it has no entry in torchlike's registry")
+        why = UNSUPPORTED_POINTWISE.get(name, "it has no entry in torchlike's registry")
+        raise UnsupportedOpError(f"unsupported op '{name}': {why}")
     return op
 
 
