@@ -88,12 +88,13 @@ for _name, _ref, _int, _numba, _cuda in _CLASSIFY:
 
 # ----- NaN-ignoring min/max, heaviside -----
 
-elementwise("aten::fmax", "Tensor self, Tensor other",  # ties keep self (-0.0 vs 0.0), as ATen
-            ref=lambda xp, a, b: xp.where((a != a) | (b > a), b, a), commutative=True,
+# Not commutative: a tie keeps self (fmax(-0.0, 0.0) is -0.0), as ATen's
+elementwise("aten::fmax", "Tensor self, Tensor other",
+            ref=lambda xp, a, b: xp.where((a != a) | (b > a), b, a),
             numba="{other} if ({self} != {self}) or ({other} > {self}) else {self}",
             cuda="(tl_isnan({self}) || {other} > {self}) ? {other} : {self}")
 elementwise("aten::fmin", "Tensor self, Tensor other",
-            ref=lambda xp, a, b: xp.where((a != a) | (b < a), b, a), commutative=True,
+            ref=lambda xp, a, b: xp.where((a != a) | (b < a), b, a),
             numba="{other} if ({self} != {self}) or ({other} < {self}) else {self}",
             cuda="(tl_isnan({self}) || {other} < {self}) ? {other} : {self}")
 
