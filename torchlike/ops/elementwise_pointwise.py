@@ -14,7 +14,6 @@ are listed in ``unsupported.py``.
 from __future__ import annotations
 
 import math
-import struct
 
 import numpy as np
 
@@ -190,14 +189,19 @@ for _name, _log in (("xlogy", "log"), ("special_xlog1py", "log1p")):
 
 
 def _round_to(v: float, dtype: str) -> float:
-    """``v`` rounded to a half type and back (through float32, as c10 converts a double)."""
-    f = struct.unpack("<I", struct.pack("<f", v))[0]
+    """``v`` rounded to ``dtype`` (a half type through float32, as c10 converts a double)."""
+    if dtype == "float64":
+        return float(v)
+    with np.errstate(over="ignore"):
+        f = np.array(v, np.float32)
     if dtype == "float16":
-        return float(np.float32(v).astype(np.float16))
-    if dtype == "bfloat16" and (f & 0x7F800000) != 0x7F800000:
-        f = (f + 0x7FFF + ((f >> 16) & 1)) & 0xFFFF0000
-        return struct.unpack("<f", struct.pack("<I", f))[0]
-    return float(np.float32(v)) if dtype in ("float32", "bfloat16") else v
+        return float(f.astype(np.float16))
+    if dtype == "bfloat16":  # round to nearest even on the top 16 bits (NaN and inf kept)
+        bits = int(f.view(np.uint32))
+        if (bits & 0x7F800000) != 0x7F800000:
+            bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+        return float(np.array(bits, np.uint32).view(np.float32))
+    return float(f)
 
 
 def _nextafter(xp, a, b, dtypes):
@@ -219,8 +223,8 @@ def _t_nextafter(language):
 elementwise("aten::nextafter", "Tensor self, Tensor other", ref=_nextafter, dtypes="float",
             sees_dtypes=True, numba=_t_nextafter("numba"), cuda=_t_nextafter("cuda"))
 
-# ldexp(self, other) is ATen's ldexp: a float self with an integer (or bool) other is
-# std::ldexp, exact; otherwise self * 2 ** other, where the power is computed in the dtype
+# ldexp(self, other) is ATen's ldexp: a float self with an integer other is std::ldexp, exact
+# (a bool other has no kernel there); otherwise self * 2 ** other, where the power is computed in the dtype
 # ATen's _pow2 gives it -- pow(2.0, other) for an int/bool/float32 self (other's float dtype,
 # else float32), else a 0-d tensor of self's dtype to the power other -- and rounded to it
 # (2 ** 16 is inf in float16) before the product in the result dtype.
