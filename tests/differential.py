@@ -82,6 +82,8 @@ ATTRS: Dict[str, List[Dict[str, Any]]] = {
     "aten::alpha_dropout": [{"p": 0.5, "train": False}],
     "aten::feature_dropout": [{"p": 0.5, "train": False}],
     "aten::feature_alpha_dropout": [{"p": 0.5, "train": False}],
+    "aten::logit": [{}, {"eps": 1e-6}],
+    "aten::nan_to_num": [{}, {"nan": 1.5, "posinf": 100.0, "neginf": -1e30}],
 }
 
 

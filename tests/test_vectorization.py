@@ -81,6 +81,19 @@ graph(%x : Tensor):
   %3 : Tensor = aten::tan(%2)
   return (%3)
 """, lambda: [np.ones((64, 64), np.float32)]),
+    "pointwise: logaddexp/xlogy/hypot/ldexp/logit/i0e/fmax": ("""
+graph(%x : Tensor, %y : Tensor, %e : Tensor):
+  %eps : float = prim::Constant[value=1e-06]()
+  %1 : Tensor = aten::logaddexp(%x, %y)
+  %2 : Tensor = aten::xlogy(%1, %y)
+  %3 : Tensor = aten::hypot(%2, %x)
+  %4 : Tensor = aten::ldexp(%3, %e)
+  %5 : Tensor = aten::logit(%4, %eps)
+  %6 : Tensor = aten::special_i0e(%5)
+  %7 : Tensor = aten::fmax(%6, %x)
+  return (%7)
+""", lambda: [np.ones((64, 64), np.float32), np.ones((64, 64), np.float32),
+              np.ones((64, 64), np.int32)]),
 }
 
 VECTOR_FLOAT = re.compile(r"\b(?:fmul|fadd|fsub|fdiv) (?:\w+ )*<(\d+) x float>")

@@ -574,6 +574,7 @@ from .math_f32 import (  # noqa: E402, F401, I001 (re-exported for the kernels)
     tl_softplus_f32, tl_tanh_f32,
 )
 from .scalar_math_nn import *  # noqa: E402, F401, F403 (shifts, lgamma, log_sigmoid)
+from .scalar_math_pointwise import *  # noqa: E402, F401, F403 (ops/elementwise_pointwise.py)
 from .vector_width import tl_wide_vectors  # noqa: E402, F401
 from .math_trig_f32 import tl_cos_f32, tl_sin_f32, tl_tan_f32  # noqa: E402, F401, I001
 from .math_erf_f32 import (  # noqa: E402, F401, I001 (re-exported for the kernels)

@@ -58,8 +58,10 @@ STORAGE = dict(CTYPE, float16="__half", bfloat16="__nv_bfloat16")
 HALF = ("float16", "bfloat16")
 _INT_MIN = {"int32": "(-2147483647 - 1)", "int64": "(-9223372036854775807LL - 1)"}
 
-with open(os.path.join(os.path.dirname(__file__), "prelude.cuh")) as _f:
-    PRELUDE = _f.read()
+PRELUDE = ""
+for _part in ("prelude.cuh", "prelude_pointwise.cuh"):  # the second: elementwise_pointwise's ops
+    with open(os.path.join(os.path.dirname(__file__), _part)) as _f:
+        PRELUDE += _f.read()
 
 
 def _neg(text: str) -> str:

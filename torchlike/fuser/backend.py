@@ -148,6 +148,7 @@ class OpInfo:
     operand_dtypes: List[Optional[str]]      # the dtype each operand is cast to
     out_dtype: str
     scalar: bool = False                     # TorchScript scalar arithmetic
+    dtypes: Optional[ew.OpDtypes] = None     # the operands' own dtypes (ops that see them)
 
     def template_constants(self) -> Dict[str, Any]:
         """What a callable template sees: the constant attributes' values and the constant
@@ -157,6 +158,8 @@ class OpInfo:
         for name, r in zip(self.op.operand_names, self.operands, strict=True):
             if isinstance(r, ValueInfo) and r.kind == ValueKind.CONST:
                 consts[name] = r.const
+        if self.op.sees_dtypes:
+            consts["dtypes"] = self.dtypes
         return consts
 
     def template_text(self, language: str) -> str:
@@ -354,13 +357,16 @@ def _op(node: Node, values: Dict[Value, ValueInfo], used: Dict[Value, None]) -> 
             raise Unsupported(f"unsupported dtype {dt}")
     op_dtypes = [None if r is None else (info(r).carrier if name in keep else compute)
                  for name, r in zip(op.operand_names, operands, strict=True)]
+    dtypes = ew.OpDtypes(tuple(None if r is None else (
+        info(r).dtype if not scalar else {"float32": "float64"}.get(info(r).dtype, info(r).dtype),
+        info(r).priority) for r in operands), out)
     if scalar:
         promo = {"float64": "float32"}.get(out, out)
         values[node.output()] = ValueInfo(ValueKind.SCALAR_OP, promo, Priority.WRAPPED, out)
     else:
         prio = Priority.DIM if shape else Priority.ZERO_DIM
         values[node.output()] = ValueInfo(ValueKind.OP, out, prio, out, shape)
-    return OpInfo(node, op, operands, attrs, attr_values, compute, op_dtypes, out, scalar)
+    return OpInfo(node, op, operands, attrs, attr_values, compute, op_dtypes, out, scalar, dtypes)
 
 
 def _precheck(op, node, operands, attrs, attr_values, info) -> None:

@@ -4,6 +4,7 @@ from . import (  # noqa: F401  (registration side effects)
     elementwise,
     elementwise_math,
     elementwise_more,
+    elementwise_pointwise,
     executor_prims,
     factories,
     functions,

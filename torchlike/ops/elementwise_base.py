@@ -17,6 +17,12 @@
   ``min=None``) renders as ``None``.  ``{T}`` in a template stands for the numpy scalar type
   name of the compute dtype (``np.{T}(1)`` -> ``np.float32(1)``).
 
+An op whose code depends on more than its compute dtype (``sees_dtypes=True``: nan_to_num's
+defaults are its *output* type's limits, nextafter steps in float16 ulps, ldexp computes as
+PyTorch's dtype cases do) gets ``dtypes=OpDtypes(operands, out)`` as a keyword in its ref and
+as ``attrs["dtypes"]`` in a callable template: each operand's own (dtype, priority) before the
+cast to the compute dtype (None when absent) and the out dtype.
+
 float16 and bfloat16 are computed in float32 (as PyTorch's CPU kernels and CUDA do) and
 rounded once at the end, so every backend sees the same compute dtype: ``compute_dtype_of``.
 
@@ -26,7 +32,7 @@ TorchScript scalar arithmetic: it is computed on int64/float64/bool and returns 
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -48,6 +54,14 @@ from .registry import OpDef, parse_schema, register
 # A template is a string, a dict keyed by dtype/category/"default", or a function
 # (compute_dtype, attrs) -> string, for code that depends on an attribute (div's rounding_mode).
 Template = Union[str, Dict[str, str], Callable[[str, Dict[str, Any]], str]]
+
+
+class OpDtypes(NamedTuple):
+    """What a ``sees_dtypes`` op is told: its operands' own (dtype, priority), schema order
+    (None: absent), and its out dtype."""
+
+    operands: Tuple[Optional[Tuple[str, Priority]], ...]
+    out: str
 
 
 def rule_same(infos, attrs) -> Tuple[str, str]:
@@ -208,6 +222,9 @@ def _scalar_call(op: OpDef, operands, attrs):
         op, [None if v is None else scalar_dtype_of(v) for v in operands], attrs)
     cast = [None if v is None else (np.asarray(v) if n in keep else _cast(np, v, compute))
             for n, v in zip(op.operand_names, operands)]
+    if op.sees_dtypes:
+        attrs = dict(attrs, dtypes=OpDtypes(tuple(
+            None if v is None else (scalar_dtype_of(v), Priority.WRAPPED) for v in operands), out))
     with np.errstate(all="ignore"):
         return np.asarray(op.ref(np, *cast, **attrs)).astype(out).item()
 
@@ -236,6 +253,9 @@ def _impl_for(op: OpDef, operand_idx, attr_idx):
         compute = compute_dtype_of(compute)
         cast = [v if v is None or k in keep else _cast(xp, v, compute)
                 for k, v in zip(names, operands)]
+        if op.sees_dtypes:
+            attrs["dtypes"] = OpDtypes(tuple(None if v is None else operand_info(v)
+                                             for v in operands), out)
         with np.errstate(all="ignore"):
             result = xp.asarray(op.ref(xp, *cast, **attrs))
             return result if result.dtype == out else result.astype(out)
@@ -249,7 +269,7 @@ def elementwise(name: str, schema: str, ref: Callable, *, dtype_rule: Any = "sam
                 normalize: Optional[Callable] = None, scalar_out: Optional[str] = None,
                 precheck: Optional[Callable] = None,
                 fusible_if: Optional[Callable] = None, foldable: bool = True,
-                commutative: bool = False) -> OpDef:
+                commutative: bool = False, sees_dtypes: bool = False) -> OpDef:
     """Register an elementwise op (see the module docstring).
 
     ``dtypes``: accepted promoted input dtypes (a name in DTYPE_SETS or a tuple);
@@ -261,7 +281,8 @@ def elementwise(name: str, schema: str, ref: Callable, *, dtype_rule: Any = "sam
     (dropout in training mode); ``foldable=False`` keeps constant propagation from evaluating
     it at compile time (dropout: its result depends on the mode and the generator);
     ``commutative``: the two operands may be swapped (a traced ``np.multiply(2.0, x)`` records
-    ``mul(%x, 2.)``, as PyTorch's ``Tensor.__rmul__`` does).
+    ``mul(%x, 2.)``, as PyTorch's ``Tensor.__rmul__`` does); ``sees_dtypes``: the ref and
+    callable templates get ``dtypes`` (``OpDtypes``, see the module docstring).
     """
     params = parse_schema(schema)
     operand_idx = [i for i, p in enumerate(params) if p.is_operand]
@@ -276,6 +297,7 @@ def elementwise(name: str, schema: str, ref: Callable, *, dtype_rule: Any = "sam
     op = OpDef(name, params, None, category="elementwise", python_name=python_name,
                aliases=tuple(aliases), dtype_rule=rule, templates=templates, ref=ref, infer=infer,
                kept=tuple(keep), normalize=normalize, scalar_out=scalar_out, precheck=precheck,
-               fusible_if=fusible_if, foldable=foldable, commutative=commutative)
+               fusible_if=fusible_if, foldable=foldable, commutative=commutative,
+               sees_dtypes=sees_dtypes)
     op.impl = _impl_for(op, operand_idx, attr_idx)
     return register(op)

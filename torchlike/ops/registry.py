@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..errors import UnsupportedOpError
+from .unsupported import UNSUPPORTED_POINTWISE
 
 REQUIRED = object()  # a parameter without a default
 
@@ -61,6 +62,8 @@ class OpDef:
     precheck: Optional[Callable] = None     # precheck(operands, attrs): value-dependent errors
     fusible_if: Optional[Callable] = None   # fusible_if(const attrs) -> None or why not (dropout)
     commutative: bool = False               # its two operands may be swapped (np.multiply(2, x))
+    sees_dtypes: bool = False               # ref and callable templates get ``dtypes``: the
+                                            # operands' own dtypes and the out dtype (OpDtypes)
 
     @property
     def is_elementwise(self) -> bool:
@@ -92,6 +95,23 @@ class OpDef:
 
 
 REGISTRY: Dict[str, OpDef] = {}
+# Graph spellings of registered ops: TorchScript's NormalizeOps pass
+# (torch/csrc/jit/passes/normalize_ops.cpp) rewrites these before a graph is printed, so
+# PyTorch's own graphs never hold them, but a graph written or transformed by hand may.
+# ``get``/``lookup`` resolve them to their op; ``elementwise_ops`` lists each op once.
+KIND_ALIASES: Dict[str, str] = {
+    f"aten::{alias}": f"aten::{name}" for alias, name in (
+        ("absolute", "abs"), ("clip", "clamp"), ("true_divide", "div"), ("divide", "div"),
+        ("multiply", "mul"), ("subtract", "sub"), ("negative", "neg"), ("fix", "trunc"),
+        ("arccos", "acos"), ("arcsin", "asin"), ("arctan", "atan"), ("arctan2", "atan2"),
+        ("arccosh", "acosh"), ("arcsinh", "asinh"), ("arctanh", "atanh"),
+        ("greater", "gt"), ("greater_equal", "ge"), ("less", "lt"), ("less_equal", "le"),
+        ("not_equal", "ne"), ("special_erf", "erf"), ("special_erfc", "erfc"),
+        ("special_erfinv", "erfinv"), ("special_expit", "sigmoid"), ("special_exp2", "exp2"),
+        ("special_expm1", "expm1"), ("special_log1p", "log1p"), ("special_logit", "logit"),
+        ("special_round", "round"), ("special_sinc", "sinc"), ("special_digamma", "digamma"),
+        ("special_psi", "digamma"), ("special_i0", "i0"), ("special_xlogy", "xlogy"),
+        ("special_gammaln", "lgamma"))}
 # Bumped by every register/unregister: indexes derived from the registry (ops by Python name)
 # rebuild when it changes.
 version = 0
@@ -160,14 +180,17 @@ def defop(name: str, schema: str, impl: Callable, **kwargs) -> OpDef:
 
 
 def get(name: str) -> OpDef:
-    op = REGISTRY.get(name)
+    op = REGISTRY.get(name) or REGISTRY.get(KIND_ALIASES.get(name, ""))
     if op is None:
-        raise UnsupportedOpError(f"unsupported op '{name}': it has no entry in torchlike's registry")
+        why = UNSUPPORTED_POINTWISE.get(name, "it has no entry in torchlike's registry")
+        raise UnsupportedOpError(f"unsupported op '{name}': {why}")
     return op
 
 
 def lookup(name: str) -> Optional[OpDef]:
-    return REGISTRY.get(name)
+    """The op called ``name`` (or the op a ``KIND_ALIASES`` spelling stands for), or None."""
+    op = REGISTRY.get(name)
+    return op if op is not None else REGISTRY.get(KIND_ALIASES.get(name, ""))
 
 
 def elementwise_ops() -> List[OpDef]:

@@ -1,0 +1,53 @@
+"""PyTorch's pointwise ops that torchlike has no registry entry for, and why: the one list.
+
+Every ATen op PyTorch 2.13 tags ``torch.Tag.pointwise`` is either in the registry (an
+elementwise entry, fusible, checked against PyTorch over every dtype and special value) or
+here with the reason; ``tests/test_pointwise_coverage.py`` enumerates ``torch.ops.aten`` and
+checks both directions.  ``registry.get`` names the reason when a graph uses one of these.
+In-place variants (``add_``, ``__ilshift__``) and ``_foreach_*`` ops are out of scope: graphs
+torchlike fuses are functional.  Complex dtypes are unsupported throughout, so ops are listed
+here only for what they lack on real dtypes.
+"""
+from __future__ import annotations
+
+from typing import Dict
+
+_BACKWARD = ("ATen's backward kernel: forward graphs never hold it, and torchlike differentiates "
+             "through each op's own derivative rule (autodiff is a separate issue)")
+_BESSEL = ("Bessel/Airy function: a Cephes-style rational approximation per function, not "
+           "implemented yet")
+_POLYNOMIAL = ("orthogonal polynomial of a per-element integer degree n: a recurrence whose trip "
+               "count is data (n up to 2**63), not implemented yet")
+
+UNSUPPORTED_POINTWISE: Dict[str, str] = {
+    # autodiff kernels
+    **{f"aten::{name}_backward": _BACKWARD for name in (
+        "gelu", "logit", "sigmoid", "silu", "tanh", "threshold", "native_dropout")},
+    # several outputs
+    "aten::frexp": ("two outputs (mantissa, int32 exponent): registry elementwise ops and fusion "
+                    "kernels produce one output per node"),
+    # special functions without an implementation yet
+    "aten::igamma": ("regularized lower incomplete gamma (ATen's series, continued fraction and "
+                     "asymptotic regimes): not implemented yet"),
+    "aten::igammac": ("regularized upper incomplete gamma (as igamma): not implemented yet"),
+    "aten::polygamma": ("polygamma(n, x), n >= 1, is Hurwitz-zeta based (special_zeta): not "
+                        "implemented yet"),
+    "aten::special_zeta": "Hurwitz zeta (Cephes zeta): not implemented yet",
+    "aten::mvlgamma": ("multivariate log-gamma: a sum of lgamma terms with a value check "
+                       "(x > (p - 1) / 2) that raises; waits for lgamma"),
+    "aten::special_erfcx": ("scaled complementary error function (Faddeeva erfcx, a table of 100 "
+                            "Chebyshev pieces): not implemented yet"),
+    "aten::special_log_ndtr": "log of the normal CDF: built on erfcx, not implemented yet",
+    "aten::special_ndtri": ("inverse normal CDF (Cephes ndtri's three rational approximations): "
+                            "not implemented yet"),
+    **{f"aten::special_{name}": _BESSEL for name in (
+        "airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_i0",
+        "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1",
+        "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "spherical_bessel_j0")},
+    **{f"aten::special_{name}": _POLYNOMIAL for name in (
+        "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+        "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
+        "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+        "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
+        "laguerre_polynomial_l", "legendre_polynomial_p")},
+}
