@@ -18,6 +18,7 @@ from differential import (
     const,
     group_node,
     interpret,
+    layout_cases,
     op_cases,
     run,
     run_cpu,
@@ -51,9 +52,10 @@ def _kernel_cache(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def matrix():
-    """Attribute variants in the contiguous kernels (every dtype); the layout kernels hold each
-    op once: Numba's compile time grows faster than linearly with the kernel's size."""
-    return Matrix("cpu", MATRIX, layout_cases=op_cases(variants=False))
+    """Every op case in the contiguous kernels (every dtype); the layout kernels hold the
+    representative ``LAYOUT_OPS``: Numba compiles the inlined math helpers of every op slowly
+    (about 40 s per dtype for the whole registry)."""
+    return Matrix("cpu", MATRIX, layout_cases=layout_cases())
 
 
 # -- the registry matrix --------------------------------------------------------------------------
