@@ -168,6 +168,7 @@ def tl_acos_f32(x):
 _ATAN_P = (F(8.05374449538e-2), F(-1.38776856032e-1), F(1.99777106478e-1),
            F(-3.33329491539e-1))
 _TAN_PIO8 = F(0.4142135623730950)
+_TWO_64, _TWO_M64 = F(2.0 ** 64), F(2.0 ** -64)
 
 
 @_njit
@@ -184,22 +185,28 @@ def _atan2_core(y, x):
     mn = _ONE if inf2 else mn
     mx = _ONE if inf2 else mx
     mx = _ONE if mx == _ZERO else mx  # 0 / 0: q = 0
+    up = mx < _TWO_M64  # both scaled up exactly: the residual below is exact for normal floats
+    mx = mx * _TWO_64 if up else mx
+    mn = mn * _TWO_64 if up else mn
     q = mn / mx
+    # q + q_lo: the quotient's rounding error (its residual by FMA) is up to half an ulp of
+    # the result where atan(q) ~ q
+    q_lo = _fma(-q, mx, mn) / mx if mx < _INF else _ZERO
     red = q > _TAN_PIO8
     # t = (q - 1) / (q + 1) + t_lo: numerator and denominator with their rounding errors
     # (Fast2Sum), the quotient's residual by FMA; the result is pi/4 + atan(t) >= pi/8, so an
     # error of |t| 2**-24 would be up to 1 ulp
     num = q - _ONE
-    num_lo = q - (num + _ONE)
+    num_lo = (q - (num + _ONE)) + q_lo
     den = q + _ONE
-    den_lo = q - (den - _ONE)
+    den_lo = (q - (den - _ONE)) + q_lo
     inv = _ONE / den
     tr = num * inv
     tr_lo = (_fma(-tr, den, num) + (num_lo - tr * den_lo)) * inv
     t = tr if red else q
     z = _masked_square(abs(t))
     p0, p1, p2, p3 = _ATAN_P
-    c = _fma(t * z, _fma(_fma(_fma(p0, z, p1), z, p2), z, p3), tr_lo if red else _ZERO)
+    c = _fma(t * z, _fma(_fma(_fma(p0, z, p1), z, p2), z, p3), tr_lo if red else q_lo)
     xneg = _copysign(_ONE, x) < _ZERO
     minus = swap != xneg
     n = _TWO if swap else (_FOUR if xneg else _ZERO)

@@ -17,7 +17,8 @@ Contract with the code generator:
 * An absent optional operand (``clamp(x, None, hi)``) is passed as ``None``; the helpers
   prune the branch at compile time.
 * ``tl_<name>_f32`` helpers (exp, exp2, expm1, log, log1p, log2, log10, tanh, sigmoid, silu,
-  softplus, elu) are the float32-compute versions the templates pick by dtype:
+  softplus, elu; asin, acos, atan, atan2, sinh, cosh, asinh, acosh, atanh in
+  ``math_inverse_f32.py``) are the float32-compute versions the templates pick by dtype:
   call-free, branch-free, float32 arithmetic (``math_f32.py``, re-exported here), within 2 ulp
   of the correctly rounded float32 result; ``tl_pow_f32``, ``tl_gelu_tanh_f32`` and ``tl_mish_f32``
   (below) compute in float64 (float32 forms accurate to 2 ulp needed float64 steps and were
@@ -570,6 +571,10 @@ from .math_f32 import (  # noqa: E402, F401, I001 (re-exported for the kernels)
     tl_elu_f32, tl_exp2_f32, tl_exp_f32, tl_expm1_f32, tl_log1p_f32,
     tl_log2_f32, tl_log10_f32, tl_log_f32, tl_sigmoid_f32, tl_silu_f32,
     tl_softplus_f32, tl_tanh_f32,
+)
+from .math_inverse_f32 import (  # noqa: E402, F401, I001 (re-exported for the kernels)
+    tl_acos_f32, tl_acosh_f32, tl_asin_f32, tl_asinh_f32, tl_atan2_f32, tl_atan_f32,
+    tl_atanh_f32, tl_cosh_f32, tl_sinh_f32,
 )
 
 __all__ = [name for name in dir() if name.startswith("tl_")] + ["math", "np"]
