@@ -8,24 +8,27 @@ constants, within 2 ulp of the correctly rounded float32 result over the whole f
 (``python -m bench.accuracy`` measures them), special values as numpy/PyTorch give them.
 ``scalar_math`` re-exports every ``tl_*`` name here.
 
-The polynomials are Cephes' single-precision ones (asinf, atanf, sinhf, asinhf, acoshf,
-atanhf).  What is added around them, and why:
+The polynomials are Cephes' single-precision ones (asinf, atanf, sinhf, asinhf, atanhf; acosh's
+is refitted, see _ACOSH_P).  Cephes' own float formulas around them measured 3 ulp (atan), 2
+(asin; sinh below 88.7, inf above) on bench/accuracy's inputs; what is added, and why:
 
 * Results of the form ``K + t + t*p`` (a constant multiple of pi/4 plus a reduced argument and
   its polynomial correction: asin/acos near +-1, atan past tan(pi/8), atan2's quadrants) add
   ``K + t`` with Fast2Sum (``|K| >= |t|``) and fold its rounding error into the correction, with
   pi/4 split in two (``_PIO4_HI`` has two spare low bits, so ``n * _PIO4_HI`` is exact for
-  ``n <= 4``): Cephes' plain ``K + (t + t*p)`` rounds twice and loses up to 1 ulp more.
-* asin/acos near +-1 use ``sqrt((1 - |x|) / 2)`` with the square root's rounding error
-  recovered by one FMA, since the result is ``pi/2 - 2 sqrt(...)`` with cancellation at 0.5.
+  ``n <= 4``): Cephes' ``K + (t + t*p)`` rounds twice.
+* Reduced arguments carry their rounding error where the result amplifies it: atan's
+  ``(q - 1) / (q + 1)`` (pi/4 + atan(t) cancels down to pi/8) and atan2's ``q = min / max``
+  (atan(q) ~ q) with the residuals by FMA; asin/acos near +-1 use ``sqrt((1 - |x|) / 2)`` with
+  the square root's rounding error recovered by FMA, since the result is ``pi/2 - 2 sqrt(...)``
+  with cancellation at 0.5.
 * sinh/cosh split ``exp(|x|) = 2**n (p_hi + p_lo)`` (one reduction, ``p_lo`` the rounding error
-  of ``1 + expm1(r)``), so ``(e -+ 1/e) / 2`` keeps ~0.7 ulp where Cephes' ``0.5 e - 0.5 / e``
-  has 2; large |x| scale by ``2**(n - 1)`` in two steps, so sinh/cosh of 88.8 .. 89.4 are finite
-  although exp overflows there.
+  of ``1 + expm1(r)``) for ``(e -+ 1/e) / 2``; large |x| scale by ``2**(n - 1)`` in two steps,
+  so sinh/cosh of 88.8 .. 89.4 are finite although exp overflows there.
 * asinh/acosh/atanh take one logarithm of ``1 + w`` with log1p's correction
-  ``(w - (u - 1)) / u`` (w the exact-as-possible argument minus one), or, past 2**12 (where
-  the ``1 / (4x^2)`` term is below half an ulp), ``log(x) + ln2`` as one logarithm with the
-  exponent raised by one, which cannot overflow where ``2x`` would.
+  ``(w - (u - 1) + w_lo) / u`` (w + w_lo the argument minus one, kept as two floats), or, past
+  2**12 (where the ``1 / (4x^2)`` term is below half an ulp), ``log(x) + ln2`` as one logarithm
+  with the exponent raised by one, which cannot overflow where ``2x`` would.
 * Small arguments skip the polynomial's ``x * x`` below 2**-12 (the correction is below an ulp
   there): x86 takes a microcode assist for every subnormal product.
 * asin, atan, sinh, asinh, atanh compute on |x| and copy x's sign last (``llvm.copysign``), so
