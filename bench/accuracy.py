@@ -20,7 +20,7 @@ Binary ops (``BINARY``: atan2(y, x)) run on pairs built from the same inputs (``
 pair of a set of special values (signed zeros, infinities, NaN, subnormals, the extremes), the
 sweep as y against a shuffled copy as x (pairs across the whole range: huge and tiny ratios,
 y / x overflowing and underflowing), the sweep as y against each of a few fixed x (+-0, +-1,
-+-inf, a subnormal, +-huge, +-tiny), and |y| / |x| spread over [1/4, 4] (the reduction's switch
++-inf, a subnormal, 1e30, -1e-30), and |y| / |x| spread over [1/4, 4] (the reduction's switch
 points tan(pi/8), 1, tan(3pi/8)) with random signs.  Their cells give the worst input as (y, x).
 """
 from __future__ import annotations
@@ -319,9 +319,9 @@ def report(rows, spot, x):
         "specials).  Cells: the largest distance in float32 ulps from the correctly rounded "
         "result (float64 numpy reference rounded once), and the input where it occurs.  "
         "new: `scalar_math.tl_<op>_f32`, the helper the float32 template calls (float32 SIMD "
-        "from math_f32.py, except gelu_tanh and mish, which stay in float64: float32 forms "
-        "accurate to 2 ulp needed float64 steps and were slower); old: the previous "
-        "float64-compute helper `scalar_math.f64_<op>_f32`; torch: torch "
+        "from math_f32.py and math_inverse_f32.py, except gelu_tanh and mish, which stay in "
+        "float64: float32 forms accurate to 2 ulp needed float64 steps and were slower); old: "
+        "the previous float64-compute helper `scalar_math.f64_<op>_f32`; torch: torch "
         f"{_torch_version()} CPU float32.  An ulp distance counts the floats in between, so a "
         "result that should be a subnormal or tiny float but is 0 (exp(-x) overflowing in "
         "1 / (1 + exp(-x)) for x < -88.7) or a cancelled tail (0.5 x (1 + tanh u)) shows as "

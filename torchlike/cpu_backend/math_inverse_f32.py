@@ -175,7 +175,7 @@ _TWO_64, _TWO_M64 = F(2.0 ** 64), F(2.0 ** -64)
 
 
 @_njit
-def _atan2_core(y, x):
+def _atan2_core(y, x, comp):
     """atan2(y, x), the sign of y not yet applied (the result for |y|).  With q = min / max of
     |x|, |y| in [0, 1] (q = 1 for two infinities), atan(q) = n0 pi/4 + atan(t) with t = q or
     (q - 1) / (q + 1); the quadrant adds pi/2 - or pi - (x's sign bit, so x = -0.0 counts as
@@ -193,8 +193,9 @@ def _atan2_core(y, x):
     mn = mn * _TWO_64 if up else mn
     q = mn / mx
     # q + q_lo: the quotient's rounding error (its residual by FMA) is up to half an ulp of
-    # the result where atan(q) ~ q
-    q_lo = _fma(-q, mx, mn) / mx if mx < _INF else _ZERO
+    # the result where atan(q) ~ q.  atan (comp False, folded away after inlining) does
+    # without: its q is |x| / 1, exact, or 1 / |x| under pi/2 - atan(q) >= pi/4
+    q_lo = _fma(-q, mx, mn) / mx if comp & (mx < _INF) else _ZERO
     red = q > _TAN_PIO8
     # t = (q - 1) / (q + 1) + t_lo: numerator and denominator with their rounding errors
     # (Fast2Sum), the quotient's residual by FMA; the result is pi/4 + atan(t) >= pi/8, so an
@@ -221,12 +222,12 @@ def _atan2_core(y, x):
 
 @_njit
 def tl_atan2_f32(y, x):
-    return _copysign(_atan2_core(y, x), y)
+    return _copysign(_atan2_core(y, x, True), y)
 
 
 @_njit
 def tl_atan_f32(x):
-    return _copysign(_atan2_core(x, _ONE), x)
+    return _copysign(_atan2_core(x, _ONE, False), x)
 
 
 # ----- sinh, cosh -----
