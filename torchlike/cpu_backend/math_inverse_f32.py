@@ -268,7 +268,8 @@ def _exph_arg(x):
 def tl_sinh_f32(x):
     a = abs(x)
     h, c, lo, big = _exp_half_parts(_exph_arg(x))
-    r = (h - c) + lo
+    d = h - c  # Fast2Sum (h > c): one rounding in all, not one here and one adding lo
+    r = h if big else d + (((h - d) - c) + lo)  # h may be inf
     z = _masked_square(a)
     p0, p1, p2 = _SINH_P
     small = _fma(a * z, _fma(_fma(p0, z, p1), z, p2), a)
@@ -279,7 +280,8 @@ def tl_sinh_f32(x):
 @_njit
 def tl_cosh_f32(x):
     h, c, lo, big = _exp_half_parts(_exph_arg(x))
-    r = (h + c) + lo
+    d = h + c  # Fast2Sum (h >= c)
+    r = h if big else d + (((h - d) + c) + lo)
     return x if x != x else r
 
 
