@@ -15,6 +15,13 @@ float32-native helper, the previous float64-compute one (``scalar_math.f64_<name
 torch's own float32 result when torch is importable; NaN where the reference is not NaN (or the
 reverse) and a wrong sign of zero are counted separately.  Writes ``results.json`` and
 ``report.md``.
+
+Binary ops (``BINARY``: atan2(y, x)) run on pairs built from the same inputs (``pairs``): every
+pair of a set of special values (signed zeros, infinities, NaN, subnormals, the extremes), the
+sweep as y against a shuffled copy as x (pairs across the whole range: huge and tiny ratios,
+y / x overflowing and underflowing), the sweep as y against each of a few fixed x (+-0, +-1,
++-inf, a subnormal, 1e30, -1e-30), and |y| / |x| spread over [1/4, 4] (the reduction's switch
+points tan(pi/8), 1, tan(3pi/8)) with random signs.  Their cells give the worst input as (y, x).
 """
 from __future__ import annotations
 
@@ -38,7 +45,8 @@ INTERESTING = [0.0, 1.0, 0.5, 2.0, 0.34, 0.625, 0.6931472, 0.70710677, 1.4142135
                # integer reduction (8192), large arguments, 16367173 * 2**72 (the float32
                # closest to a multiple of pi/2 relative to its size: cos = -1.6e-9)
                0.7853982, 1.5707964, 3.1415927, 4.712389, 8192.0, 1e5, 1e8, 7.729179e28,
-               1.5, 10.13, 14.36, 0.9966]  # erf/erfc/gelu/erfinv switch and underflow points
+               1.5, 10.13, 14.36, 0.9966,  # erf/erfc/gelu/erfinv switch and underflow points
+               0.41421357, 2.4142137, 12.0, 4096.0, 89.41599]  # atan, acosh, sinh switches
 
 
 def inputs(stride=1031, dense=65536, grid=400001):
@@ -55,6 +63,37 @@ def inputs(stride=1031, dense=65536, grid=400001):
     parts.append(np.linspace(-20, 20, grid, dtype=F32))
     parts.append(F32([np.nan, np.inf, -np.inf, 0.0, -0.0]))
     return np.concatenate(parts)  # NaNs with many payloads come from the sweep
+
+
+_PAIR_SPECIALS = F32([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 1.1754944e-38, 0.5,
+                      1.0, -1.0, 2.0, -3.0, 1e-30, -1e30, 3.4028235e38, -3.4028235e38])
+_PAIR_FIXED_X = F32([1.0, -1.0, 0.0, -0.0, np.inf, -np.inf, 3e-39, 1e30, -1e-30])
+
+
+def pairs(x, seed=0):
+    """(y, x) float32 pairs for the binary ops, built from the unary inputs x (the module
+    docstring lists the parts).  About 2.5 times as many pairs as inputs."""
+    rng = np.random.default_rng(seed)
+    s = _PAIR_SPECIALS
+    ys, xs = [np.repeat(s, s.size)], [np.tile(s, s.size)]
+    ys.append(x)
+    xs.append(rng.permutation(x))
+    k = _PAIR_FIXED_X.size
+    for i, v in enumerate(_PAIR_FIXED_X):  # every k-th input as y against one fixed x
+        ys.append(x[i::k])
+        xs.append(np.full(x[i::k].size, v, F32))
+    a = np.abs(x[np.isfinite(x) & (np.abs(x) >= np.finfo(F32).tiny)])
+    a = rng.permutation(a)[: x.size // 2]
+    with np.errstate(over="ignore"):
+        b = (a * np.exp(rng.uniform(np.log(0.25), np.log(4.0), a.size))).astype(F32)
+    ys.append(np.where(rng.random(a.size) < 0.5, -b, b).astype(F32))
+    xs.append(np.where(rng.random(a.size) < 0.5, -a, a).astype(F32))
+    return np.concatenate(ys), np.concatenate(xs)
+
+
+def op_inputs(name, x):
+    """The helper's argument arrays for op ``name``: (x,), or (y, x) pairs for BINARY ops."""
+    return pairs(x) if name in BINARY else (x,)
 
 
 def _sigmoid64(v):
@@ -100,14 +139,14 @@ def _erfinv64(v):
 
 
 def _torch(name, **kw):
-    def run(x):
+    def run(*args):
         import torch
         import torch.nn.functional as tf
-        t = torch.from_numpy(x)
+        ts = [torch.from_numpy(a) for a in args]
         fn = {"sigmoid": torch.sigmoid, "silu": tf.silu, "mish": tf.mish, "elu": tf.elu,
               "gelu_tanh": lambda a: tf.gelu(a, approximate="tanh"), "softplus": tf.softplus,
               "gelu": tf.gelu}
-        return (fn.get(name) or getattr(torch, name))(t, **kw).numpy()
+        return (fn.get(name) or getattr(torch, name))(*ts, **kw).numpy()
     return run
 
 
@@ -140,7 +179,17 @@ OPS = {
     "sin": ("sin", (), np.sin, {}),  # numpy's float64 ones are accurate for huge x too (mpmath)
     "cos": ("cos", (), np.cos, {}),
     "tan": ("tan", (), np.tan, {}),
+    "asin": ("asin", (), np.arcsin, {}),
+    "acos": ("acos", (), np.arccos, {}),
+    "atan": ("atan", (), np.arctan, {}),
+    "atan2": ("atan2", (), np.arctan2, {}),
+    "sinh": ("sinh", (), np.sinh, {}),
+    "cosh": ("cosh", (), np.cosh, {}),
+    "asinh": ("asinh", (), np.arcsinh, {}),
+    "acosh": ("acosh", (), np.arccosh, {}),
+    "atanh": ("atanh", (), np.arctanh, {}),
 }
+BINARY = {"atan2"}  # helper(y, x), reference(y, x): measured on pairs(x)
 
 # the float64 libm helpers the float32 templates called before their float32 versions
 _OLD = {"erf": sm.tl_erf, "erfc": sm.tl_erfc, "gelu": sm.tl_gelu, "erfinv": sm.tl_erfinv}
@@ -148,12 +197,14 @@ _OLD = {"erf": sm.tl_erf, "erfc": sm.tl_erfc, "gelu": sm.tl_gelu, "erfinv": sm.t
 _KERNELS = {}
 
 
-def kernel(fn, consts=()):
-    """``o[i] = float32(fn(x[i], *consts))`` compiled as the fused kernels are."""
-    key = (fn, consts)
+def kernel(fn, consts=(), arity=1):
+    """``o[i] = float32(fn(a0[i], .., *consts))`` compiled as the fused kernels are."""
+    key = (fn, consts, arity)
     if key not in _KERNELS:
-        args = "".join(f", np.float32({c!r})" for c in consts)
-        src = f"def k(x, o):\n    for i in range(x.size):\n        o[i] = np.float32(fn(x[i]{args}))\n"
+        names = [f"a{j}" for j in range(arity)]
+        args = ", ".join(f"{n}[i]" for n in names) + "".join(f", np.float32({c!r})" for c in consts)
+        src = (f"def k({', '.join(names)}, o):\n    for i in range(o.size):\n"
+               f"        o[i] = np.float32(fn({args}))\n")
         ns = {"np": np, "fn": fn}
         exec(src, ns)
         _KERNELS[key] = numba.njit(error_model="numpy")(ns["k"])
@@ -168,9 +219,9 @@ def helper(attr):
     return getattr(sm, f"tl_{attr}_f32")
 
 
-def run_helper(fn, consts, x):
-    out = np.empty_like(x)
-    kernel(fn, consts)(x, out)
+def run_helper(fn, consts, *args):
+    out = np.empty_like(args[0])
+    kernel(fn, consts, len(args))(*args, out)
     return out
 
 
@@ -182,26 +233,36 @@ def ordered(a):
 
 def errors(x, out, expect):
     """(max ulp distance from the correctly rounded result, its input, NaN mismatches, zeros
-    with the wrong sign) of ``out`` against ``expect`` (float32, rounded once from float64)."""
+    with the wrong sign) of ``out`` against ``expect`` (float32, rounded once from float64).
+    ``x`` is the input array, or the tuple of them for a binary op (the input is then a list)."""
     nan_out, nan_ref = np.isnan(out), np.isnan(expect)
     zero = (out == 0) & (expect == 0)
     bad_zero = int(np.count_nonzero(np.signbit(out[zero]) != np.signbit(expect[zero])))
     ok = ~nan_out & ~nan_ref
-    err = np.zeros(x.size, np.int64)
+    err = np.zeros(out.size, np.int64)
     err[ok] = np.abs(ordered(out[ok]) - ordered(expect[ok]))
     i = int(np.argmax(err))
-    return int(err[i]), float(x[i]), int(np.count_nonzero(nan_out != nan_ref)), bad_zero
+    where = [float(a[i]) for a in x] if isinstance(x, tuple) else float(x[i])
+    return int(err[i]), where, int(np.count_nonzero(nan_out != nan_ref)), bad_zero
 
 
-def reference(ref, x):
+def reference(ref, *args):
     with np.errstate(all="ignore"):
-        return np.asarray(ref(x.astype(np.float64))).astype(F32)
+        return np.asarray(ref(*(a.astype(np.float64) for a in args))).astype(F32)
 
 
-def mpmath_check(x, n=2000, seed=0):
+def measure_op(name, x):
+    """errors() of op ``name``'s float32 helper on ``op_inputs(name, x)``."""
+    attr, consts, ref, _ = OPS[name]
+    args = op_inputs(name, x)
+    out = run_helper(helper(attr), consts, *args)
+    return errors(args if len(args) > 1 else x, out, reference(ref, *args))
+
+
+def mpmath_check(x, n=2000, seed=0, names=None):
     """Largest |numpy float64 reference - mpmath| over a sample, in float32 ulps of the result:
     the float64 references must be far more accurate than float32 for the table to mean
-    anything.  None when mpmath is not installed."""
+    anything.  None when mpmath is not installed.  ``names``: only these ops."""
     try:
         import mpmath
     except ImportError:
@@ -212,6 +273,10 @@ def mpmath_check(x, n=2000, seed=0):
     xs = np.concatenate([rng.choice(xs, n), F32([-95.0, -20.0, -9.0, -1e-5, 1e-5, 0.3, 5.0,
                                                   1e22, 7.729179e28, 3.4028235e38]),
                          rng.uniform(-1, 1, n // 4).astype(F32)])  # erfinv's domain
+    y2, x2 = pairs(xs, seed)
+    fin = np.isfinite(y2) & np.isfinite(x2)
+    pick = rng.choice(np.flatnonzero(fin), n)
+    y2, x2 = y2[pick], x2[pick]
     mp_ref = {
         "exp": mpmath.exp, "expm1": mpmath.expm1, "log": mpmath.log, "log1p": mpmath.log1p,
         "tanh": mpmath.tanh, "log2": lambda v: mpmath.log(v, 2), "exp2": lambda v: 2 ** v,
@@ -220,20 +285,29 @@ def mpmath_check(x, n=2000, seed=0):
         "sin": mpmath.sin, "cos": mpmath.cos, "tan": mpmath.tan,  # exact reduction: mpmath
         "erf": mpmath.erf, "erfc": mpmath.erfc, "erfinv": mpmath.erfinv,
         "gelu": lambda v: v * mpmath.erfc(-v / mpmath.sqrt(2)) / 2,
+        "asin": mpmath.asin, "acos": mpmath.acos, "atan": mpmath.atan, "atan2": mpmath.atan2,
+        "sinh": mpmath.sinh, "cosh": mpmath.cosh, "asinh": mpmath.asinh, "acosh": mpmath.acosh,
+        "atanh": mpmath.atanh,
     }
+    domain = {"log": lambda v: v > 0, "log2": lambda v: v > 0, "log1p": lambda v: v > -1,
+              "asin": lambda v: abs(v) <= 1, "acos": lambda v: abs(v) <= 1,
+              "acosh": lambda v: v >= 1, "atanh": lambda v: abs(v) < 1,
+              "erfinv": lambda v: abs(v) < 1}
     worst = {}
     for name, f in mp_ref.items():
+        if names and name not in names:
+            continue
         ref = OPS[name][2]
+        points = zip(y2, x2) if name in BINARY else ((v,) for v in xs)
         w = 0.0
-        for v in xs:
-            vd = float(v)
-            if name in ("log", "log2") and vd <= 0 or name == "log1p" and vd <= -1 or \
-                    name == "erfinv" and not abs(vd) < 1:
-                continue
-            exact = f(mpmath.mpf(vd))
+        for args in points:
+            ad = [float(v) for v in args]
+            if name in domain and not domain[name](ad[0]) or name in BINARY and 0.0 in ad:
+                continue  # mpmath has no signed zeros: atan2(-0.0, -x) would be +pi there
+            exact = f(*(mpmath.mpf(v) for v in ad))
             e = float(exact)
             with np.errstate(all="ignore"):
-                got = float(ref(np.float64(vd)))
+                got = float(ref(*(np.float64(v) for v in ad)))
             if not np.isfinite(e) or e == 0 or abs(e) < 1.2e-38 or abs(e) > 3.4e38:
                 continue
             ulp = float(np.spacing(np.float32(abs(e))))
@@ -247,17 +321,20 @@ def measure(x, names=None, torch_too=True):
     for name, (attr, consts, ref, torch_kw) in OPS.items():
         if names and name not in names:
             continue
-        expect = reference(ref, x)
-        row = {"points": int(x.size)}
-        new = run_helper(helper(attr), consts, x)
-        row["new"] = errors(x, new, expect)
+        args = op_inputs(name, x)
+        at = args if len(args) > 1 else x
+        expect = reference(ref, *args)
+        row = {"points": int(expect.size)}
+        new = run_helper(helper(attr), consts, *args)
+        row["new"] = errors(at, new, expect)
         old_fn = getattr(sm, f"f64_{attr}_f32", None) or _OLD.get(attr)
         if old_fn is not None:
-            row["old"] = errors(x, run_helper(old_fn, consts, x), expect)
+            row["old"] = errors(at, run_helper(old_fn, consts, *args), expect)
         if torch_too and torch_kw is not None:
             try:
                 with np.errstate(all="ignore"):
-                    row["torch"] = errors(x, _torch(attr, **torch_kw)(x.copy()), expect)
+                    got = _torch(attr, **torch_kw)(*(a.copy() for a in args))
+                row["torch"] = errors(at, got, expect)
             except ImportError:
                 pass
         rows[name] = row
@@ -268,7 +345,11 @@ def _cell(e):
     if e is None:
         return "-"
     ulp, where, nans, zeros = e
-    s = f"{ulp} (x={np.float32(where)!r})".replace("np.float32(", "").replace(")", "", 1)
+    if isinstance(where, list):  # a binary op's (y, x)
+        y, x = (repr(np.float32(v)).replace("np.float32(", "").rstrip(")") for v in where)
+        s = f"{ulp} (y={y}, x={x})"
+    else:
+        s = f"{ulp} (x={np.float32(where)!r})".replace("np.float32(", "").replace(")", "", 1)
     if nans:
         s += f", {nans} NaN mismatches"
     if zeros:
@@ -285,7 +366,7 @@ def report(rows, spot, x):
         "specials).  Cells: the largest distance in float32 ulps from the correctly rounded "
         "result (float64 numpy reference rounded once), and the input where it occurs.  "
         "new: `scalar_math.tl_<op>_f32`, the helper the float32 template calls (float32 SIMD "
-        "from math_f32.py, math_trig_f32.py and math_erf_f32.py, except gelu_tanh and mish, which stay in "
+        "from math_f32.py, math_trig_f32.py, math_erf_f32.py and math_inverse_f32.py, except gelu_tanh and mish, which stay in "
         "float64: float32 forms accurate to 2 ulp needed double-float steps and were slower); "
         "old: the previous float64-compute helper `scalar_math.f64_<op>_f32` (for erf, erfc, "
         "gelu: libm's erf in float64, `tl_erf`/`tl_erfc`/`tl_gelu`; erfinv: the float64 "
@@ -293,13 +374,15 @@ def report(rows, spot, x):
         f"{_torch_version()} CPU float32.  An ulp distance counts the floats in between, so a "
         "result that should be a subnormal or tiny float but is 0 (exp(-x) overflowing in "
         "1 / (1 + exp(-x)) for x < -88.7) or a cancelled tail (0.5 x (1 + tanh u)) shows as "
-        "millions of ulps.",
+        "millions of ulps.  atan2 runs on (y, x) pairs (see `pairs` in bench/accuracy.py; "
+        "its row says how many).",
         "",
         "| op | new | old | torch |",
         "|---|---|---|---|",
     ]
     for name, row in rows.items():
-        lines.append(f"| {name} | {_cell(row['new'])} | {_cell(row.get('old'))} | "
+        label = f"{name} ({row['points']:,} pairs)" if name in BINARY else name
+        lines.append(f"| {label} | {_cell(row['new'])} | {_cell(row.get('old'))} | "
                      f"{_cell(row.get('torch'))} |")
     lines.append("")
     if spot:
@@ -329,12 +412,14 @@ def main(argv=None):
     p.add_argument("--ops", default="", help="comma-separated subset of: " + ", ".join(OPS))
     a = p.parse_args(argv)
     x = inputs(a.stride)
-    rows = measure(x, [n for n in a.ops.split(",") if n])
-    spot = mpmath_check(x)
+    names = [n for n in a.ops.split(",") if n]
+    rows = measure(x, names)
+    spot = mpmath_check(x, names=names)
     os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, "results.json"), "w") as f:
         json.dump({"schema": "torchlike.accuracy/1", "points": int(x.size), "stride": a.stride,
                    "columns": ["max_ulp", "at_x", "nan_mismatches", "signed_zero_mismatches"],
+                   "binary_ops": sorted(BINARY),  # at_x is [y, x] for these
                    "ops": rows, "mpmath_reference_check_ulp": spot}, f, indent=1)
     text = report(rows, spot, x)
     with open(os.path.join(a.out, "report.md"), "w") as f:

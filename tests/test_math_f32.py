@@ -7,22 +7,26 @@ import numpy as np
 import pytest
 
 from bench import accuracy as acc
-from torchlike.cpu_backend import math_erf_f32, math_f32, math_trig_f32, scalar_math
+from torchlike.cpu_backend import (
+    math_erf_f32,
+    math_f32,
+    math_inverse_f32,
+    math_trig_f32,
+    scalar_math,
+)
 
 X = acc.inputs(stride=1 << 18, dense=2048, grid=20001)
 
 
 @pytest.mark.parametrize("name", list(acc.OPS))
 def test_within_2_ulp(name):
-    attr, consts, ref, _ = acc.OPS[name]
-    out = acc.run_helper(acc.helper(attr), consts, X)
-    ulp, where, nans, zeros = acc.errors(X, out, acc.reference(ref, X))
+    ulp, where, nans, zeros = acc.measure_op(name, X)  # binary ops: on acc.pairs(X)
     assert nans == 0, f"{name}: {nans} NaN mismatches"
     assert zeros == 0, f"{name}: {zeros} zeros with the wrong sign"
-    assert ulp <= 2, f"{name}: {ulp} ulp at x={np.float32(where)!r}"
+    assert ulp <= 2, f"{name}: {ulp} ulp at {where!r}"
 
 
-@pytest.mark.parametrize("module", [math_f32, math_trig_f32, math_erf_f32])
+@pytest.mark.parametrize("module", [math_f32, math_trig_f32, math_erf_f32, math_inverse_f32])
 def test_kernels_see_the_float32_helpers(module):
     assert module.__all__
     for name in module.__all__:
@@ -83,6 +87,22 @@ SPECIAL = {  # None: not checked here (covered by the ulp sweep)
     # gelu gives 0.0 and NaN at +inf; its scalar path and the float64 result give inf)
     "gelu": [0.0, -0.0, inf, nan, nan, 1e-45, -0.0, 0.8413448, -0.15865526, 88.72284, 88.7229,
              -0.0, -0.0, 128, -0.0, -0.0],
+    "asin": [0.0, -0.0, nan, nan, nan, 1e-45, -1e-45, np.pi / 2, -np.pi / 2, nan, nan, nan, nan,
+             nan, nan, nan],
+    "acos": [np.pi / 2, np.pi / 2, nan, nan, nan, np.pi / 2, np.pi / 2, 0, np.pi, nan, nan, nan,
+             nan, nan, nan, nan],
+    "atan": [0.0, -0.0, np.pi / 2, -np.pi / 2, nan, 1e-45, -1e-45, np.pi / 4, -np.pi / 4,
+             None, None, None, None, None, None, None],
+    # exp(88.7229) overflows, sinh and cosh of it do not (they do past 89.4159)
+    "sinh": [0.0, -0.0, inf, -inf, nan, 1e-45, -1e-45, None, None, 1.7014122e38, 1.701516e38,
+             -inf, -inf, inf, -inf, -inf],
+    "cosh": [1, 1, inf, inf, nan, 1, 1, None, None, 1.7014122e38, 1.701516e38, inf, inf, inf,
+             inf, inf],
+    "asinh": [0.0, -0.0, inf, -inf, nan, 1e-45, -1e-45, None, None, None, None, None, None,
+              None, None, None],
+    "acosh": [nan, nan, inf, nan, nan, nan, nan, 0.0, nan, None, None, nan, nan, None, nan, nan],
+    "atanh": [0.0, -0.0, nan, nan, nan, 1e-45, -1e-45, inf, -inf, nan, nan, nan, nan, nan, nan,
+              nan],
 }
 
 
@@ -96,6 +116,24 @@ def test_special_values(name):
         w = np.float32(w)
         same = (np.isnan(o) and np.isnan(w)) or (o == w and np.signbit(o) == np.signbit(w))
         assert same, f"{name}({xi!r}) = {o!r}, expected {w!r}"
+
+
+_ZERO_INF = np.float32([0.0, -0.0, inf, -inf, 1.0, -1.0, 1e-45, -1e-45, nan])
+ATAN2_PAIRS = np.array([(y, x) for y in _ZERO_INF for x in _ZERO_INF], np.float32)
+
+
+def test_atan2_special_pairs():
+    # C99 Annex F (numpy and PyTorch agree): atan2(+-0, +0) = +-0, atan2(+-0, -0) = +-pi,
+    # atan2(+-inf, +-inf) = +-pi/4, +-3pi/4, atan2(y, -inf) = +-pi, x = +-0 -> +-pi/2, NaN in
+    # -> NaN: every pair of signed zeros, infinities, ones, subnormals and NaN
+    y, x = ATAN2_PAIRS[:, 0].copy(), ATAN2_PAIRS[:, 1].copy()
+    out = acc.run_helper(scalar_math.tl_atan2_f32, (), y, x)
+    with np.errstate(all="ignore"):
+        want = np.arctan2(y.astype(np.float64), x.astype(np.float64)).astype(np.float32)
+    for yi, xi, o, w in zip(y, x, out, want):
+        same = (np.isnan(o) and np.isnan(w)) or (o == w and np.signbit(o) == np.signbit(w))
+        assert same, f"atan2({yi!r}, {xi!r}) = {o!r}, expected {w!r}"
+    assert out[(y == 0) & np.signbit(y) & (x == 0) & np.signbit(x)][0] == np.float32(-np.pi)
 
 
 def test_subnormal_results_are_rounded_once():

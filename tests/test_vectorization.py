@@ -68,6 +68,19 @@ graph(%x : Tensor, %y : Tensor):
   %2 : Tensor = aten::mul(%1, %y)
   return (%2)
 """, lambda: [np.ones((64, 64), np.float32), np.ones((64,), np.float32)]),
+    "inverse trig and hyperbolic": ("""
+graph(%x : Tensor, %y : Tensor):
+  %1 : Tensor = aten::atan(%x)
+  %2 : Tensor = aten::asin(%1)
+  %3 : Tensor = aten::acos(%2)
+  %4 : Tensor = aten::sinh(%3)
+  %5 : Tensor = aten::cosh(%4)
+  %6 : Tensor = aten::asinh(%5)
+  %7 : Tensor = aten::acosh(%6)
+  %8 : Tensor = aten::atanh(%7)
+  %9 : Tensor = aten::atan2(%8, %y)
+  return (%9)
+""", lambda: [np.ones((64, 64), np.float32), np.ones((64, 64), np.float32)]),
     "int32 * float32, sigmoid": ("""
 graph(%x : Tensor, %y : Tensor):
   %1 : Tensor = aten::mul(%x, %y)
@@ -97,7 +110,7 @@ graph(%x : Tensor, %y : Tensor, %e : Tensor):
 }
 
 VECTOR_FLOAT = re.compile(r"\b(?:fmul|fadd|fsub|fdiv) (?:\w+ )*<(\d+) x float>")
-LIBM_CALL = re.compile(r"call [^@\n]*@((?:exp|log|tanh|erf|pow|sin|cos)\w*)\(")
+LIBM_CALL = re.compile(r"call [^@\n]*@((?:exp|log|tanh|erf|pow|a?sin|a?cos|atan|sqrt)\w*)\(")
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -17,10 +17,11 @@ Contract with the code generator:
 * An absent optional operand (``clamp(x, None, hi)``) is passed as ``None``; the helpers
   prune the branch at compile time.
 * ``tl_<name>_f32`` helpers (exp, exp2, expm1, log, log1p, log2, log10, tanh, sigmoid, silu,
-  softplus, elu; sin, cos, tan; erf, erfc, erfinv, gelu) are the float32-compute versions the
-  templates pick by dtype: call-free, branch-free, float32 arithmetic (``math_f32.py``;
-  ``math_trig_f32.py`` for sin, cos, tan, with 64-bit integers for huge arguments;
-  ``math_erf_f32.py``; re-exported here), within 2 ulp
+  softplus, elu; sin, cos, tan; erf, erfc, erfinv, gelu; asin, acos, atan, atan2, sinh, cosh,
+  asinh, acosh, atanh) are the float32-compute versions the templates pick by dtype:
+  call-free, branch-free, float32 arithmetic (``math_f32.py``; ``math_trig_f32.py`` for sin,
+  cos, tan, with 64-bit integers for huge arguments; ``math_erf_f32.py``;
+  ``math_inverse_f32.py``; re-exported here), within 2 ulp
   of the correctly rounded float32 result; ``tl_pow_f32``, ``tl_gelu_tanh_f32`` and ``tl_mish_f32``
   (below) compute in float64 (float32 forms accurate to 2 ulp needed float64 steps and were
   slower than these at 8 float lanes).  The
@@ -579,6 +580,10 @@ from .vector_width import tl_wide_vectors  # noqa: E402, F401
 from .math_trig_f32 import tl_cos_f32, tl_sin_f32, tl_tan_f32  # noqa: E402, F401, I001
 from .math_erf_f32 import (  # noqa: E402, F401, I001 (re-exported for the kernels)
     tl_erf_f32, tl_erfc_f32, tl_erfinv, tl_erfinv_f32, tl_gelu_f32,
+)
+from .math_inverse_f32 import (  # noqa: E402, F401, I001 (re-exported for the kernels)
+    tl_acos_f32, tl_acosh_f32, tl_asin_f32, tl_asinh_f32, tl_atan2_f32, tl_atan_f32,
+    tl_atanh_f32, tl_cosh_f32, tl_sinh_f32,
 )
 
 __all__ = [name for name in dir() if name.startswith("tl_")] + ["math", "np"]

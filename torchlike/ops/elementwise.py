@@ -175,10 +175,10 @@ def _np_special(fn):
 _erf, _erfc = _np_special(math.erf), _np_special(math.erfc)
 
 
-def _f32(name):
+def _f32(name, np_name=None):
     """Numba template: float32 (and half) compute calls scalar_math's vectorizable
-    ``tl_<name>_f32``; float64 keeps numpy's (libm's) function."""
-    return {"float32": f"tl_{name}_f32({{self}})", "default": f"np.{name}({{self}})"}
+    ``tl_<name>_f32``; float64 keeps numpy's (libm's) function, ``np.<np_name or name>``."""
+    return {"float32": f"tl_{name}_f32({{self}})", "default": f"np.{np_name or name}({{self}})"}
 
 
 _FLOAT_UNARY = [  # name, numpy ref, numba template, numpy aliases
@@ -193,11 +193,11 @@ _FLOAT_UNARY = [  # name, numpy ref, numba template, numpy aliases
     ("sin", np.sin, _f32("sin"), ()),
     ("cos", np.cos, _f32("cos"), ()),
     ("tan", np.tan, _f32("tan"), ()),
-    ("asin", np.arcsin, "np.arcsin({self})", ("arcsin",)),
-    ("acos", np.arccos, "np.arccos({self})", ("arccos",)),
-    ("atan", np.arctan, "np.arctan({self})", ("arctan",)),
-    ("sinh", np.sinh, "np.sinh({self})", ()),
-    ("cosh", np.cosh, "np.cosh({self})", ()),
+    ("asin", np.arcsin, _f32("asin", "arcsin"), ("arcsin",)),
+    ("acos", np.arccos, _f32("acos", "arccos"), ("arccos",)),
+    ("atan", np.arctan, _f32("atan", "arctan"), ("arctan",)),
+    ("sinh", np.sinh, _f32("sinh"), ()),
+    ("cosh", np.cosh, _f32("cosh"), ()),
     ("tanh", np.tanh, _f32("tanh"), ()),
 ]
 for _name, _fn, _tpl, _aliases in _FLOAT_UNARY:  # CUDA C: prelude.cuh's tl_<name>
@@ -216,8 +216,8 @@ elementwise("aten::erf", "Tensor self", ref=_erf, dtype_rule="float", cuda="tl_e
 elementwise("aten::erfc", "Tensor self", ref=_erfc, dtype_rule="float", cuda="tl_erfc({self})",
             numba={"float32": "tl_erfc_f32({self})", "default": "tl_erfc({self})"})
 elementwise("aten::atan2", "Tensor self, Tensor other", ref=lambda xp, a, b: xp.arctan2(a, b),
-            dtype_rule="float", numba="np.arctan2({self}, {other})",
-            cuda="tl_atan2({self}, {other})", aliases=("arctan2",))
+            dtype_rule="float", cuda="tl_atan2({self}, {other})", aliases=("arctan2",), numba={
+                "float32": "tl_atan2_f32({self}, {other})", "default": "np.arctan2({self}, {other})"})
 
 
 def _rule_neg(infos, attrs):

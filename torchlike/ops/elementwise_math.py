@@ -111,8 +111,9 @@ _INVERSE_HYPERBOLIC = [  # name, numpy function, numpy alias
 for _name, _np_name in _INVERSE_HYPERBOLIC:
     elementwise(f"aten::{_name}", "Tensor self",
                 ref=lambda xp, a, _n=_np_name: getattr(xp, _n)(a), dtype_rule="float",
-                numba=f"np.{_np_name}({{self}})", cuda=f"tl_{_name}({{self}})",
-                aliases=(_np_name,))
+                numba={"float32": f"tl_{_name}_f32({{self}})",
+                       "default": f"np.{_np_name}({{self}})"},
+                cuda=f"tl_{_name}({{self}})", aliases=(_np_name,))
 
 # ----- special functions -----
 
