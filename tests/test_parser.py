@@ -545,3 +545,20 @@ def test_torch_constant_propagated_tuple_constant(torch):
     ours = _check_against_torch(graph)
     values = [n.attrs.get("value") for n in ours.nodes if n.kind == "prim::Constant"]
     assert (True, None, 1, "s", (2.5,), [1, 2]) in values
+
+
+def test_one_element_tensor_constant_keeps_its_printed_shape():
+    """PyTorch prints every one-element tensor as ``{v}``; the output type gives its rank."""
+    import numpy as np
+
+    from torchlike.interpreter import run
+    text = ("graph(%x : Tensor):\n"
+            "  %c : Float(1, strides=[1], requires_grad=0, device=cpu) = prim::Constant[value={2}]()\n"
+            "  %d : Double(requires_grad=0, device=cpu) = prim::Constant[value={0.5}]()\n"
+            "  %y : Tensor = aten::mul(%x, %c)\n"
+            "  return (%c, %d, %y)\n")
+    g = parse_graph(text)
+    assert str(g) == text
+    c, d, y = run(g, np.ones((), np.float32))
+    assert c.shape == (1,) and c.dtype == np.float32 and np.ndim(d) == 0
+    assert y.shape == (1,)  # a 0-d input times a (1,) constant is (1,), as in PyTorch

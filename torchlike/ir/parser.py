@@ -450,7 +450,8 @@ class _Parser(Cursor):
         return out.decode("utf-8", "surrogateescape")
 
     def scalar_tensor(self, out_type: Optional[Type]) -> np.ndarray:
-        """``{2}``, ``{0.797885}``: a 0-d tensor constant, dtype from the output type."""
+        """``{2}``, ``{0.797885}``: a one-element tensor constant, dtype and shape (0-d unless the
+        output type says ``Float(1, 1, ...)``) from the output type."""
         at = self.i
         end = self.s.find("}", self.i)
         nl = self.s.find("\n", self.i)
@@ -467,12 +468,18 @@ class _Parser(Cursor):
             dtype = "float32"  # numpy has no bfloat16; the value is exact in float32
         self.i = end + 1
         if dtype == "bool":
-            return np.array(float(text) != 0, dtype=bool)
-        if np.dtype(dtype).kind in "iu":
+            value = np.array(float(text) != 0, dtype=bool)
+        elif np.dtype(dtype).kind in "iu":
             if is_float:
                 raise self.error(f"bad tensor constant '{{{text}}}' for an integer tensor", at)
-            return np.array(int(text), dtype=dtype)
-        return np.array(float(text), dtype=dtype)
+            value = np.array(int(text), dtype=dtype)
+        else:
+            value = np.array(float(text), dtype=dtype)
+        # PyTorch prints any one-element tensor as {v}: Float(1, strides=[1]) is shape (1,)
+        shape = out_type.shape if isinstance(out_type, TensorType) else None
+        if shape is not None and all(d == 1 for d in shape):
+            value = value.reshape(tuple(shape))
+        return value
 
     def tensor_table(self, m: "re.Match") -> UnknownTensorValue:
         """`` 1  2  3 [ CPULongType{3} ]``: exact data for integer/bool tables, else none."""

@@ -80,9 +80,9 @@ def format_attr_value(value: Any, nested: bool = False) -> str:
     if isinstance(value, UnknownTensorValue):
         return value.text
     if isinstance(value, np.ndarray):
-        if value.ndim != 0:
+        if value.size != 1:  # PyTorch prints any one-element tensor as {v}, whatever its rank
             return "<Tensor>"
-        v = value.item()
+        v = value.reshape(()).item()
         if isinstance(v, bool):
             return "{%d}" % int(v)
         if isinstance(v, int):
