@@ -128,6 +128,19 @@ LAYOUT_OPS = ("aten::add", "aten::sub", "aten::mul", "aten::div", "aten::floor_d
               "aten::round", "aten::sign")
 
 
+def float_math_case(case: OpCase) -> bool:
+    """Whether the op computes through a float32 math helper (``tl_<name>_f32``): such a
+    helper is the same code whatever the input dtype (integers promote to float32)."""
+    template = get(case.name).templates.get("numba")
+    return isinstance(template, dict) and "_f32(" in str(template.get("float32", ""))
+
+
+def narrow_dtype_cases() -> List[OpCase]:
+    """For the narrow integer dtypes and bool: every op case but the float math helpers'
+    (compiled and checked in the float and int32/int64 kernels), except ``LAYOUT_OPS``'s."""
+    return [c for c in op_cases() if not float_math_case(c) or c.name in LAYOUT_OPS]
+
+
 def layout_cases() -> List[OpCase]:
     """``LAYOUT_OPS``'s first attribute variants (those in the registry)."""
     return [c for c in op_cases(variants=False) if c.name in LAYOUT_OPS]
@@ -499,8 +512,10 @@ class Matrix:
 
     def __init__(self, backend: str, keys: Sequence[Tuple[str, str]],
                  cases: Optional[Sequence[OpCase]] = None,
-                 layout_cases: Optional[Sequence[OpCase]] = None):
+                 layout_cases: Optional[Sequence[OpCase]] = None,
+                 dtype_cases: Optional[Dict[str, Sequence[OpCase]]] = None):
         self.backend, self.keys = backend, list(keys)
+        self.dtype_cases = {d: list(c) for d, c in (dtype_cases or {}).items()}
         self.cases = op_cases() if cases is None else list(cases)
         self.layout_cases = self.cases if layout_cases is None else list(layout_cases)
         self._runs: Dict[Tuple[str, str], CaseRun] = {}
@@ -510,6 +525,7 @@ class Matrix:
         if key not in self._runs:
             dtype, layout = key
             cases = self.cases if layout == "contiguous" else self.layout_cases
+            cases = self.dtype_cases.get(dtype, cases) if layout == "contiguous" else cases
             self._runs[key] = CaseRun(dtype, layout, cases)
         return self._runs[key]
 

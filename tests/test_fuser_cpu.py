@@ -19,6 +19,7 @@ from differential import (
     group_node,
     interpret,
     layout_cases,
+    narrow_dtype_cases,
     op_cases,
     run,
     run_cpu,
@@ -54,8 +55,11 @@ def _kernel_cache(tmp_path_factory):
 def matrix():
     """Every op case in the contiguous kernels (every dtype); the layout kernels hold the
     representative ``LAYOUT_OPS``: Numba compiles the inlined math helpers of every op slowly
-    (about 40 s per dtype for the whole registry)."""
-    return Matrix("cpu", MATRIX, layout_cases=layout_cases())
+    (about 40 s per dtype for the whole registry), and the narrow integer dtypes leave out
+    the float math helpers, which they reach only through promotion to float32."""
+    narrow = narrow_dtype_cases()
+    return Matrix("cpu", MATRIX, layout_cases=layout_cases(),
+                  dtype_cases={d: narrow for d in ("bool", "uint8", "int8", "int16")})
 
 
 # -- the registry matrix --------------------------------------------------------------------------

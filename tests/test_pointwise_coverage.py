@@ -35,7 +35,11 @@ def _in_scope(name: str) -> bool:
 def pointwise(torch):
     """``aten::<name>`` of every functional ATen op with an overload tagged pointwise."""
     names = set()
-    for name in dir(torch.ops.aten):
+    # dir(torch.ops.aten) lists only the ops loaded so far (it grows as tests touch ops): take
+    # every name from the registered schemas instead
+    every = {sc.name.split("::", 1)[1] for sc in torch._C._jit_get_all_schemas()
+             if sc.name.startswith("aten::")}
+    for name in sorted(every | set(dir(torch.ops.aten))):
         if not _in_scope(name):
             continue
         packet = getattr(torch.ops.aten, name, None)

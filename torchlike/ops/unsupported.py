@@ -23,6 +23,13 @@ UNSUPPORTED_POINTWISE: Dict[str, str] = {
     # autodiff kernels
     **{f"aten::{name}_backward": _BACKWARD for name in (
         "gelu", "logit", "sigmoid", "silu", "tanh", "threshold", "native_dropout")},
+    # not elementwise in torchlike's sense, or not registered yet
+    "aten::equal": ("one Python bool for whole tensors (shapes and values equal): a reduction, "
+                    "not an elementwise op; not registered yet"),
+    "aten::_conj_physical": ("ATen's private kernel behind conj_physical (registered): graphs "
+                             "print the public op"),
+    "aten::float_power": ("pow computed in float64 whatever the inputs (complex128 for complex): "
+                          "not registered yet; x.double() ** y.double() is the same"),
     # several outputs
     "aten::frexp": ("two outputs (mantissa, int32 exponent): registry elementwise ops and fusion "
                     "kernels produce one output per node"),
