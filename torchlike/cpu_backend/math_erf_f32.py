@@ -178,67 +178,197 @@ def _erfc_pos(a):
     return m1 * m2
 
 
+# erf(a) = K + v S(v), v = a - c exact, on [1, 2.25) (A) and [2.25, 3.85) (B); c chosen so that
+# erf(c) is within 0.005 ulp of the float32 K
+_EA_C, _EA_K = F(1.65625), F(0.9808342456817627)
+_EA_S = (F(0.0726296603679657), F(-0.12029282003641129), F(0.10861383378505707),
+         F(-0.04984971508383751), F(0.00043485977221280336), F(0.013067089021205902),
+         F(-0.006245795637369156), F(-0.000268545321887359), F(0.0011979574337601662),
+         F(-0.0002614868280943483))
+_EB_C, _EB_K = F(3.0625), F(0.9999851584434509)
+_EB_S = (F(9.53260314418003e-05), F(-0.00029194256057962775), F(0.0005645708879455924),
+         F(-0.0007670822087675333), F(0.0007675936794839799), F(-0.0005797160556539893),
+         F(0.00033454500953666866), F(-0.0001296259870287031), F(6.902341283421265e-06),
+         F(1.5119535419216845e-05))
+_ERF_SPLIT = F(2.25)
+_ERF_ONE = F(3.85)  # erf rounds to 1 above 3.8325
+
+
+@_njit
+def _erf_big(a):
+    """erf(a) for 1 <= a < 3.85 (finite garbage elsewhere)."""
+    b = a >= _ERF_SPLIT
+    v = a - _pick(b, _EB_C, _EA_C)
+    p0, p1, p2, p3, p4, p5, p6, p7, p8, p9 = _EA_S
+    q0, q1, q2, q3, q4, q5, q6, q7, q8, q9 = _EB_S
+    s = _fma(_pick(b, q9, p9), v, _pick(b, q8, p8))
+    s = _fma(s, v, _pick(b, q7, p7))
+    s = _fma(s, v, _pick(b, q6, p6))
+    s = _fma(s, v, _pick(b, q5, p5))
+    s = _fma(s, v, _pick(b, q4, p4))
+    s = _fma(s, v, _pick(b, q3, p3))
+    s = _fma(s, v, _pick(b, q2, p2))
+    s = _fma(s, v, _pick(b, q1, p1))
+    s = _fma(s, v, _pick(b, q0, p0))
+    return _fma(s, v, _pick(b, _EB_K, _EA_K))
+
+
 @_njit
 def tl_erf_f32(x):
     a = abs(x)
-    big = a >= _ONE
-    ac = _pick(big, _pick(a < F(4.0), a, F(4.0)), _ONE)  # erf(4) rounds to 1; NaN -> 1
-    e = _ONE - _erfc_pos(ac)
+    e = _pick(a < _ERF_ONE, _erf_big(a), _ONE)
     e = _pick(x < _ZERO, -e, e)
-    res = _pick(big, e, _erf_small(_pick(big, _ZERO, x)))
+    res = _pick(a < _ONE, _erf_small(x), e)
     return x if x != x else res
+
+
+# The tails of erfc and gelu: erfc(a) = exp(-a^2) R(a) with R = erfcx, and Phi(-y) =
+# exp(-y^2 / 2) R(y) with R(y) = erfcx(y / sqrt 2) / 2.  R = t G(t), t = 1/(a + 1.5), G(t) =
+# (a + 1.5) R(a) as g0 + (g0_lo + v S(v)), v = t - 3/16 (exact for t in [1/16, 1/2])
+_TK, _TC = F(1.5), F(0.1875)
+_EG0, _EG0LO = F(0.7605981826782227), F(1.1745333594603835e-08)  # erfc, a in [0.47, 10.06]
+_ES = (F(1.256028175354004), F(1.0923320055007935), F(-0.4593315124511719),
+       F(-1.965040683746338), F(0.45959383249282837), F(4.6892266273498535),
+       F(-2.7036330699920654), F(-13.049104690551758), F(25.80661964416504),
+       F(-15.566938400268555))
+_PG0, _PG0LO = F(0.5231633186340332), F(2.779210461767434e-08)  # Phi(-y), y in [0.66, 14.37]
+_PS = (F(0.6866357922554016), F(-0.11520960181951523), F(-1.3031742572784424),
+       F(0.8171164989471436), F(3.567066192626953), F(-7.0787811279296875),
+       F(-4.916271209716797), F(38.62049102783203), F(-49.77815628051758),
+       F(-19.53486442565918), F(71.22142791748047))
+_TAIL_LO, _TAIL_HI = F(0.47), F(10.06)  # erfc(10.06) < 2**-150 rounds to 0
+_MTWO_OVER_SQRTPI = F(-1.12837917)
+_MINV_SQRT2PI = F(-0.398942280)
+_TWO_M64, _SIXTYFOUR = F(2.0 ** -64), F(64.0)
+# exp(r) = 1 + r + r^2 P(r) on |r| <= ln2/2 (0.003 ulp)
+_EXPQ = (F(0.5), F(0.1666666567325592), F(0.04166647791862488), F(0.008333578705787659),
+         F(0.0013933408772572875), F(0.00019729261111933738))
+# erf(x) = x + x P(x^2) for |x| < 0.47 (0.02 ulp), erfc's middle
+_ERF_P4 = (F(0.12837916612625122), F(-0.3761261999607086), F(0.11283129453659058),
+           F(-0.026782162487506866), F(0.004779751878231764))
+
+
+@_njit
+def _exp_q(r):
+    p0, p1, p2, p3, p4, p5 = _EXPQ
+    return _fma(_fma(_fma(_fma(_fma(p5, r, p4), r, p3), r, p2), r, p1), r, p0)
+
+
+@_njit
+def _recip_parts(a):
+    """(t, da, v): t = 1/(a + 1.5) rounded, and a - a_eff to first order, a_eff + 1.5 = 1/t
+    exactly (a + 1.5 = s + ds; 1 - t s = e1 exactly: a - a_eff = ds - s e1); v = t - 3/16."""
+    s = a + _TK
+    ds = a - (s - _TK)
+    t = _ONE / s
+    da = _fma(-s, _fma(-t, s, _ONE), ds)
+    return t, da, t - _TC
+
+
+@_njit
+def _r_parts(t, da, v, q, g0, g0_lo, a2, mc, l):
+    """R(a) exp(-l) = r_hi + r_lo from G = g0 + g0_lo + v q (t G is R at a_eff): t G split
+    exactly, plus R'(a) (a - a_eff), R' = a2 R + mc, and exp(-l) = 1 - l as -R l."""
+    p = q * v
+    g = g0 + p
+    g_lo = ((g0 - g) + p) + (_fma(q, v, -p) + g0_lo)
+    r_hi = t * g
+    r_lo = _fma(t, g_lo, _fma(t, g, -r_hi))
+    return r_hi, _fma(_fma(a2, r_hi, mc), da, _fma(-r_hi, l, r_lo))
+
+
+@_njit
+def _exp_neg(h):
+    """exp(-h) = (x_hi + x_lo) 2**n for 0 <= h <= 104: n ln2 = n C1 (exact) + n C2, the
+    rounding of the reduced argument r kept (|r| <= ln2/2), 1 + r split exactly."""
+    n = _fma(h, -_LOG2E, _MAGIC) - _MAGIC
+    u = _fma(n, -_C1, -h)
+    r = _fma(n, -_C2, u)
+    r_lo = _fma(n, -_C2, u - r)
+    x_hi = _ONE + r
+    return x_hi, ((_ONE - x_hi) + r) + _fma(r_lo, x_hi, r * r * _exp_q(r)), n
+
+
+@_njit
+def _erfc_tail(a):
+    """erfc(a) for 0.47 <= a <= 10.06, rounded once (twice into the subnormals); finite for
+    any a in [0, 10.06]."""
+    t, da, v = _recip_parts(a)
+    s0, s1, s2, s3, s4, s5, s6, s7, s8, s9 = _ES
+    q = _fma(_fma(_fma(_fma(s9, v, s8), v, s7), v, s6), v, s5)
+    q = _fma(_fma(_fma(_fma(_fma(q, v, s4), v, s3), v, s2), v, s1), v, s0)
+    h = a * a
+    r_hi, r_lo = _r_parts(t, da, v, q, _EG0, _EG0LO, a + a, _MTWO_OVER_SQRTPI,
+                          _fma(a, a, -h))
+    x_hi, x_lo, n = _exp_neg(h)
+    # (r_hi + r_lo) (x_hi + x_lo): r_lo is up to 2**-18 r_hi (the -R l term)
+    w = _fma(r_hi, x_hi, _fma(r_hi, x_lo, r_lo * (x_hi + x_lo)))
+    # times 2**n, n in [-146, 0]: 2**(n + 64) (exact) then 2**-64 (rounds into the subnormals)
+    return w * _pow2i(n + _SIXTYFOUR) * _TWO_M64
 
 
 @_njit
 def tl_erfc_f32(x):
     a = abs(x)
-    ac = _pick(a <= _ERFC_MAX, a, _ONE)  # above: 0 or 2, and no underflowing arithmetic
-    e = _erfc_pos(ac)
-    e = _pick(a <= _ERFC_MAX, e, _ZERO)
+    e = _erfc_tail(_pick(a < _TAIL_HI, a, _TAIL_HI))  # NaN -> 10.06
     e = _pick(x < _ZERO, _TWO - e, e)
-    # -1 < x < 0.5: 1 - erf(x) (in [0.48, 1.85]), erf(x) = hi + lo, 1 - hi = s + s_lo exactly:
-    # one rounding at the end (the core is accurate relative to erfc, not to 1 - x)
-    mid = (x > -_ONE) & (x < _HALF)
-    hi, lo = _erf_small2(_pick(mid, x, _ZERO))
-    s = _ONE - hi
-    res = _pick(mid, s + (((_ONE - s) - hi) - lo), e)
+    # |x| < 0.47: 1 - erf(x), erf(x) < 0.5 rounded once
+    z = x * x
+    p0, p1, p2, p3, p4 = _ERF_P4
+    m = _fma(x, _fma(_fma(_fma(_fma(p4, z, p3), z, p2), z, p1), z, p0), x)
+    res = _pick(a < _TAIL_LO, _ONE - m, e)
     return x if x != x else res
 
 
 _GELU_ZERO = F(-14.36)  # x Phi(x) rounds to -0.0 below -14.356
 _GELU_ONE = F(5.5)  # Phi(x) rounds to 1 above 5.42: gelu(x) = x
-_SUBNORMAL = F(0.70710678 * 2.0 ** -126)  # u = x / sqrt 2 below the smallest normal float
-_HALF_UP, _HALF_DOWN = F(0.5 + 2.0 ** -23), F(0.5 - 2.0 ** -25)
+_GELU_NEG, _GELU_POS = F(-0.665), F(1.25)  # the small range; the tail from |x| >= 0.665
+_GELU_TINY = F(2.0 ** -125)  # below, x / 2 may round
+# Phi(x) = 1/2 + x (p0 + p0_lo + z P(z)), z = x^2, for |x| < 1.25 (0.004 ulp of gelu for
+# -0.665 < x < 1.25), p0 + p0_lo = 1/sqrt(2 pi)
+_GELU_P0, _GELU_P0LO = F(0.3989422917366028), F(-1.1335170135851058e-08)
+_GELU_P = (F(-0.06649037450551987), F(0.009973499923944473), F(-0.0011871113674715161),
+           F(0.00011503657151479274), F(-9.062085155164823e-06), F(4.770682267007942e-07))
 
 
 @_njit
 def tl_gelu_f32(x):
-    # u = x / sqrt(2) = u + du exactly enough; u^2 = x^2 / 2 = h + l exactly
+    # |x| >= 0.665: Phi(-y) = R(y) exp(-y^2 / 2) 2**n, y = |x| (clamped to [0, 14.37]);
+    # x Phi(-y) = Y 2**n with Y = x (r_hi + r_lo) (x_hi + x_lo) rounded once (x r_hi split)
     xc = _pick((x > _GELU_ZERO) & (x < _GELU_ONE), x, _ZERO)
-    u = xc * _SQRT1_2
-    du = _fma(xc, _SQRT1_2, -u) + xc * _SQRT1_2_LO
-    a = abs(u)
-    da = _pick(u < _ZERO, -du, du)
-    h = xc * xc
-    l = _fma(xc, xc, -h)
-    c0, y, n, w = _erfc_parts(a, da, h * _HALF, l * _HALF)
-    m = xc * _HALF
-    # m erfc(|u|) = (m c0 + m y) 2**n, m c0 split exactly
-    mc = m * c0
-    mc_lo = _fma(m, c0, -mc)
-    m1, m2 = _scale_parts(mc + _fma(m, y, mc_lo), n)
-    neg = m1 * m2  # x < 0: x/2 erfc(-x / sqrt 2)
-    m1, m2 = _scale_parts(c0 + y, n)
-    big = _fma(-m, m1 * m2, xc)  # x >= sqrt 2: x - x/2 erfc(x / sqrt 2)
-    # -1/2 < u < 1: x/2 (1 + erf(u + du)), erf(u + du) = hi + lo + du 2/sqrt(pi) e^(-u^2)
-    # and 1 + hi = s + s_lo exactly: x/2 s + x/2 (the rest), one rounding
-    hi, lo = _erf_small2(_pick(a < _ONE, u, _ZERO))
-    lo = _fma(du * _TWO_OVER_SQRTPI, (_ONE + w) * _pow2i(_pick(n > F(-2.0), n, _ZERO)), lo)
-    s = _ONE + hi
-    small = _fma(m, s, m * (((_ONE - s) + hi) + lo))
-    res = _pick((u > -_HALF) & (u < _ONE), small, _pick(u < _ZERO, neg, big))
-    # subnormal x: x Phi(x) is just above (x > 0) or below x/2, which decides its ties
-    res = _pick(a < _SUBNORMAL, x * _pick(x > _ZERO, _HALF_UP, _HALF_DOWN), res)
+    y = abs(xc)
+    t, da, v = _recip_parts(y)
+    s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10 = _PS
+    q = _fma(_fma(_fma(_fma(_fma(s10, v, s9), v, s8), v, s7), v, s6), v, s5)
+    q = _fma(_fma(_fma(_fma(_fma(q, v, s4), v, s3), v, s2), v, s1), v, s0)
+    h = y * y
+    r_hi, r_lo = _r_parts(t, da, v, q, _PG0, _PG0LO, y, _MINV_SQRT2PI,
+                          _fma(y, y, -h) * _HALF)
+    x_hi, x_lo, n = _exp_neg(h * _HALF)
+    xr = xc * r_hi
+    inner = xc * _fma(r_hi, x_lo, r_lo * (x_hi + x_lo))
+    yn = _fma(xr, x_hi, _fma(_fma(xc, r_hi, -xr), x_hi, inner))
+    neg = xc < _ZERO
+    pw = _pow2i(_pick(neg, n + _SIXTYFOUR, n))
+    # x < 0: x Phi(x) = Y 2**n (in two steps, one rounding into the subnormals);
+    # x > 0: x Phi(x) = x - x Phi(-x) = x - Y 2**n, one rounding
+    tail = _pick(neg, yn * pw * _TWO_M64, _fma(-yn, pw, xc))
+    # -0.665 < x < 1.25: Phi(x) = 1/2 + x p0 + x (p0_lo + z P(z)) as f_hi + f_lo (1/2 + x p0
+    # split exactly), then x f_hi + x f_lo rounded once: Phi - 1/2 nearly cancels 1/2 at
+    # x = -0.665; up to 1.25, where x Phi(-x) is within 0.12 x, the tail's error shrinks
+    z = xc * xc
+    p1, p2, p3, p4, p5, p6 = _GELU_P
+    q_hi = xc * _GELU_P0
+    q = _fma(_fma(_fma(_fma(_fma(p6, z, p5), z, p4), z, p3), z, p2), z, p1)
+    q_lo = _fma(xc * z, q, _fma(xc, _GELU_P0LO, _fma(xc, _GELU_P0, -q_hi)))
+    f_hi = _HALF + q_hi
+    small = _fma(xc, f_hi, xc * (((_HALF - f_hi) + q_hi) + q_lo))
+    res = _pick((xc > _GELU_NEG) & (xc < _GELU_POS), small, tail)
+    # |x| < 2**-125: x Phi(x) = x/2 + (a positive below 2**-200), x/2 rounded but its ties
+    # upwards: x/2 = m + d/2 with d = x - 2 m in {0, +-2**-149} exactly
+    m = x * _HALF
+    d = _fma(m, -_TWO, x)
+    res = _pick(abs(x) < _GELU_TINY, _pick(d > _ZERO, m + d, m), res)  # m: keeps -0.0
     res = _pick(x <= _GELU_ZERO, x * _ZERO, res)  # -0.0 (NaN at -inf, as x * Phi(x))
     res = _pick(x >= _GELU_ONE, x, res)
     return x if x != x else res
