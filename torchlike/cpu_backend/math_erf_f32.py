@@ -58,59 +58,22 @@ from .math_f32 import (
     _MAGIC,
     _NAN,
     _ONE,
+    _SQRTHF,
     _TWO,
     _ZERO,
     F,
-    _exp_poly,
+    _add_exponent,
+    _bits_sub,
+    _exponent_field,
     _fma,
+    _mantissa_half,
     _njit,
     _pow2i,
-    _scale_parts,
-    tl_log_f32,
 )
-
-_TWO_OVER_SQRTPI = F(1.12837917)
-_SQRTPI_2, _SQRTPI_2_LO = F(0.886226925), F(-2.66232e-08)  # sqrt(pi) / 2 = hi + lo
-_SQRT1_2, _SQRT1_2_LO = F(0.707106769), F(1.21016175e-08)  # 1 / sqrt(2) = hi + lo
 
 # erf(x) / x - 1 as a polynomial in x^2 on [0, 1): relative error of erf 0.05 ulp
 _ERF_P = (F(0.12837917), F(-0.37612626), F(0.11283599), F(-0.026854938), F(0.0051913788),
           F(-0.0008043746), F(7.983437e-05))
-
-# piece A (a < 1.25): erfcx(a) = c0 + c0_lo + v Q(v), v = a - 0.875, fitted on [0.5, 1.25];
-# piece B: a erfcx(a) = c0 + c0_lo + v Q(v), v = 1/a - 0.449, fitted on [1.25, 10.2]
-_A_C, _A_C0, _A_C0LO = F(0.875), F(0.46431157), F(1.3273546e-08)
-_A_Q = (F(-0.3158339), F(0.18795693), F(-0.10091441), F(0.049828034), F(-0.022924948),
-        F(0.009931082), F(-0.0040844833), F(0.0015190571), F(-0.00048452057),
-        F(0.0004291872), F(-0.000369183))
-_B_C, _B_C0, _B_C0LO = F(0.4490196), F(0.51920414), F(-2.5373579e-08)
-_B_Q = (F(-0.16248932), F(-0.056575026), F(0.1421095), F(-0.11743679), F(0.023418752),
-        F(0.08678491), F(-0.16197596), F(0.17206424), F(-0.056008484), F(-0.2479403),
-        F(0.3505292))
-_SPLIT = F(1.25)
-_ERFC_MAX = F(10.2)  # erfc(a) rounds to 0 above 10.1277; the core is fitted up to 10.2
-
-
-@_njit
-def _erf_small_p(x):
-    s = x * x
-    p0, p1, p2, p3, p4, p5, p6 = _ERF_P
-    return _fma(_fma(_fma(_fma(_fma(_fma(p6, s, p5), s, p4), s, p3), s, p2), s, p1), s, p0)
-
-
-@_njit
-def _erf_small(x):
-    """erf(x) for |x| < 1: x + x P(x^2), one rounding after the exact x."""
-    return _fma(x, _erf_small_p(x), x)
-
-
-@_njit
-def _erf_small2(x):
-    """erf(x) = hi + lo for |x| < 1 (x P rounded once, the rest exact)."""
-    p = _erf_small_p(x)
-    xp = x * p
-    hi = x + xp
-    return hi, ((x - hi) + xp) + _fma(x, p, -xp)
 
 
 @_njit
@@ -119,63 +82,12 @@ def _pick(b, x, y):
 
 
 @_njit
-def _erfc_parts(a, da, h, l):
-    """erfc(a + da) = (c0 + y) * 2**n, returned as (c0, y, n, w) with exp(-(a + da)^2) =
-    2**n (1 + w), for 0.5 <= a <= 10.2, |da| <= ulp(a), (a + da)^2 = h + l exactly.  Below 0.5
-    the result is finite and wrong, (n, w) still right."""
-    # exp(-h - l) = 2**n exp(r + r_lo): r + r_lo = -h - l - n ln2, r's rounding kept in r_lo
-    n = (-h * _LOG2E + _MAGIC) - _MAGIC
-    u = -h - n * _C1  # exact: n * _C1 has 17 bits and is within a factor 2 of h (or n = 0)
-    p = n * _C2
-    p_lo = _fma(n, _C2, -p)
-    r = u - p
-    bb = r - u
-    r_lo = ((u - (r - bb)) + (-p - bb)) - p_lo - l  # TwoSum's error of u - p
-    q = r * r * _exp_poly(r)  # exp(r) = 1 + r + q
-    w_lo = _fma(r_lo, r + q + _ONE, q)  # exp(r + r_lo) = 1 + r + w_lo
-
-    # G = c0 + sm (sm = c0_lo + v Q(v)) is erfcx(a) (piece A) or a erfcx(a) (B, v from 1/a)
-    b = a >= _SPLIT
-    t = _ONE / (a if b else _ONE)
-    tail = _fma(-a, t, _ONE)  # 1 - a t, exact: 1/a = t (1 + tail) to first order
-    c = _pick(b, _B_C, _A_C)
-    x = _pick(b, t, a)
-    v = x - c
-    v_err = x - (v + c)  # v's rounding (1/a - 0.449 is inexact for 1/a < 0.22)
-    q0, q1, q2, q3, q4, q5, q6, q7, q8, q9, q10 = _A_Q
-    k0, k1, k2, k3, k4, k5, k6, k7, k8, k9, k10 = _B_Q
-    s = _fma(_pick(b, k10, q10), v, _pick(b, k9, q9))
-    s = _fma(s, v, _pick(b, k8, q8))
-    s = _fma(s, v, _pick(b, k7, q7))
-    s = _fma(s, v, _pick(b, k6, q6))
-    s = _fma(s, v, _pick(b, k5, q5))
-    s = _fma(s, v, _pick(b, k4, q4))
-    s = _fma(s, v, _pick(b, k3, q3))
-    s = _fma(s, v, _pick(b, k2, q2))
-    s = _fma(s, v, _pick(b, k1, q1))
-    s = _fma(s, v, _pick(b, k0, q0))
-    c0 = _pick(b, _B_C0, _A_C0)
-    sm = _fma(s, v, _pick(b, _B_C0LO, _A_C0LO))
-    g0 = c0 + sm
-    f = _pick(b, t, _ONE)  # erfcx = f G
-    r0 = f * g0
-    # G ran at a - delta instead of a + da: add delta G'(a), erfcx' = 2 a erfcx - 2/sqrt(pi)
-    # (piece B: (a erfcx)' = erfcx + a erfcx', and 1/(a + da) = t (1 + tail - da t))
-    delta = da + _pick(b, -a * (tail + a * v_err), v_err)
-    rp = _fma(a + a, r0, -_TWO_OVER_SQRTPI)
-    sm = sm + _fma(delta, _pick(b, _fma(a, rp, r0), rp), _pick(b, g0 * (tail - da * t), _ZERO))
-    # G exp(r + r_lo) - c0 = sm + (c0 + sm) (r + w_lo); then times f, f c0 split exactly
-    y = _fma(c0, r, _fma(sm, r, _fma(g0, w_lo, sm)))
-    fc = f * c0
-    return fc, _fma(f, y, _fma(f, c0, -fc)), n, r + w_lo
-
-
-@_njit
-def _erfc_pos(a):
-    """erfc(a) for 0.5 <= a <= 10.2."""
-    c0, y, n, w = _erfc_parts(a, _ZERO, a * a, _fma(a, a, -(a * a)))
-    m1, m2 = _scale_parts(c0 + y, n)
-    return m1 * m2
+def _erf_small(x):
+    """erf(x) for |x| < 1: x + x P(x^2), one rounding after the exact x."""
+    s = x * x
+    p0, p1, p2, p3, p4, p5, p6 = _ERF_P
+    p = _fma(_fma(_fma(_fma(_fma(_fma(p6, s, p5), s, p4), s, p3), s, p2), s, p1), s, p0)
+    return _fma(x, p, x)
 
 
 # erf(a) = K + v S(v), v = a - c exact, on [1, 2.25) (A) and [2.25, 3.85) (B); c chosen so that
@@ -239,7 +151,8 @@ _PS = (F(0.6866357922554016), F(-0.11520960181951523), F(-1.3031742572784424),
 _TAIL_LO, _TAIL_HI = F(0.47), F(10.06)  # erfc(10.06) < 2**-150 rounds to 0
 _MTWO_OVER_SQRTPI = F(-1.12837917)
 _MINV_SQRT2PI = F(-0.398942280)
-_TWO_M64, _SIXTYFOUR = F(2.0 ** -64), F(64.0)
+_TWO_M64, _TWO_P64 = F(2.0 ** -64), F(2.0 ** 64)
+_HUNDRED, _TWO_M26 = F(100.0), F(2.0 ** -26)
 # exp(r) = 1 + r + r^2 P(r) on |r| <= ln2/2 (0.003 ulp)
 _EXPQ = (F(0.5), F(0.1666666567325592), F(0.04166647791862488), F(0.008333578705787659),
          F(0.0013933408772572875), F(0.00019729261111933738))
@@ -290,6 +203,19 @@ def _exp_neg(h):
 
 
 @_njit
+def _scale2n(w, n):
+    """w 2**n rounded once, for a positive w in [2**-10, 2) and an integral n in [-160, 0],
+    without a floating-point operation with a subnormal result (on x86 each such instruction
+    costs a ~100-cycle microcode assist: erfc on [-10, 10] ran 3.5x slower).  Normal results
+    come from adding n to w's exponent; for subnormal ones, y = w 2**(n + 100) < 2**-26 is
+    formed the same way (normal, exact) and rounded to a multiple of 2**-49 = 2**-149 / 2**-100
+    by adding 2**-26: the bits of y + 2**-26 less those of 2**-26 are the subnormal's."""
+    r = _add_exponent(w, n)
+    y = _add_exponent(r, _HUNDRED)
+    return _pick(y < _TWO_M26, _bits_sub(y + _TWO_M26, _TWO_M26), r)
+
+
+@_njit
 def _erfc_tail(a):
     """erfc(a) for 0.47 <= a <= 10.06, rounded once (twice into the subnormals); finite for
     any a in [0, 10.06]."""
@@ -303,14 +229,16 @@ def _erfc_tail(a):
     x_hi, x_lo, n = _exp_neg(h)
     # (r_hi + r_lo) (x_hi + x_lo): r_lo is up to 2**-18 r_hi (the -R l term)
     w = _fma(r_hi, x_hi, _fma(r_hi, x_lo, r_lo * (x_hi + x_lo)))
-    # times 2**n, n in [-146, 0]: 2**(n + 64) (exact) then 2**-64 (rounds into the subnormals)
-    return w * _pow2i(n + _SIXTYFOUR) * _TWO_M64
+    return _scale2n(w, n)  # n in [-146, 0]
 
 
 @_njit
 def tl_erfc_f32(x):
     a = abs(x)
-    e = _erfc_tail(_pick(a < _TAIL_HI, a, _TAIL_HI))  # NaN -> 10.06
+    # above 10.06 (and NaN): 0 (or 2), from the tail at 1, not at 10.06: no subnormal results
+    # (a microcode assist per instruction on x86)
+    big = a < _TAIL_HI
+    e = _pick(big, _erfc_tail(_pick(big, a, _ONE)), _ZERO)
     e = _pick(x < _ZERO, _TWO - e, e)
     # |x| < 0.47: 1 - erf(x), erf(x) < 0.5 rounded once
     z = x * x
@@ -333,8 +261,8 @@ _GELU_P = (F(-0.06649037450551987), F(0.009973499923944473), F(-0.00118711136747
 
 @_njit
 def tl_gelu_f32(x):
-    # |x| >= 0.665: Phi(-y) = R(y) exp(-y^2 / 2) 2**n, y = |x| (clamped to [0, 14.37]);
-    # x Phi(-y) = Y 2**n with Y = x (r_hi + r_lo) (x_hi + x_lo) rounded once (x r_hi split)
+    # |x| >= 0.665: Phi(-y) = R(y) (x_hi + x_lo) 2**n, y = |x| (in [0, 14.36]); y Phi(-y) =
+    # Y 2**n with Y = y (r_hi + r_lo) (x_hi + x_lo) rounded once (y r_hi split exactly)
     xc = _pick((x > _GELU_ZERO) & (x < _GELU_ONE), x, _ZERO)
     y = abs(xc)
     t, da, v = _recip_parts(y)
@@ -345,14 +273,11 @@ def tl_gelu_f32(x):
     r_hi, r_lo = _r_parts(t, da, v, q, _PG0, _PG0LO, y, _MINV_SQRT2PI,
                           _fma(y, y, -h) * _HALF)
     x_hi, x_lo, n = _exp_neg(h * _HALF)
-    xr = xc * r_hi
-    inner = xc * _fma(r_hi, x_lo, r_lo * (x_hi + x_lo))
-    yn = _fma(xr, x_hi, _fma(_fma(xc, r_hi, -xr), x_hi, inner))
-    neg = xc < _ZERO
-    pw = _pow2i(_pick(neg, n + _SIXTYFOUR, n))
-    # x < 0: x Phi(x) = Y 2**n (in two steps, one rounding into the subnormals);
-    # x > 0: x Phi(x) = x - x Phi(-x) = x - Y 2**n, one rounding
-    tail = _pick(neg, yn * pw * _TWO_M64, _fma(-yn, pw, xc))
+    yr = y * r_hi
+    inner = y * _fma(r_hi, x_lo, r_lo * (x_hi + x_lo))
+    yn = _fma(yr, x_hi, _fma(_fma(y, r_hi, -yr), x_hi, inner))
+    # x < 0: x Phi(x) = -Y 2**n, n in [-149, 0]; x > 0: x - Y 2**n (n >= -25), one rounding
+    tail = _pick(xc < _ZERO, -_scale2n(yn, n), _fma(-yn, _pow2i(max(n, -_HUNDRED)), xc))
     # -0.665 < x < 1.25: Phi(x) = 1/2 + x p0 + x (p0_lo + z P(z)) as f_hi + f_lo (1/2 + x p0
     # split exactly), then x f_hi + x f_lo rounded once: Phi - 1/2 nearly cancels 1/2 at
     # x = -0.665; up to 1.25, where x Phi(-x) is within 0.12 x, the tail's error shrinks
@@ -374,10 +299,26 @@ def tl_gelu_f32(x):
     return x if x != x else res
 
 
-_ERFINV_TINY = F(2.0 ** -14)  # erfinv(x) = sqrt(pi)/2 x (1 + pi x^2 / 12 + ...): x^2 term < 2**-30
-_ERFINV_BIG = F(0.84)  # erfinv(0.84) = 0.9945: below, y < 1 (_erf_small's range)
-_GC = tuple(F(c) for c in ERFINV_CENTRAL)
-_GT = tuple(F(c) for c in ERFINV_TAIL)
+# erfinv(x) / x = p(w), w = -log(1 - x^2) (Giles), as c0 + c0_lo + v S(v), v = w - c, on
+# [0, 5.21] (c = 3.5 C1) and [5.19, 16] (c = 15.5 C1; |x| <= 1 - 2**-24 gives w <= 15.95)
+_IC0, _IC0LO = F(1.4833229780197144), F(-1.0700126118479147e-08)
+_ICS = (F(0.24723169207572937), F(-0.003895020578056574), F(-0.0013169245794415474),
+        F(0.00021979663870297372), F(-3.4048769066430395e-06),
+        F(-3.6602243653760524e-06), F(4.54541776662154e-07), F(2.1838303609911236e-08),
+        F(-9.090178387793912e-09), F(4.787412688500581e-10))
+_IT0, _IT0LO = F(3.1123108863830566), F(7.653862610368378e-08)
+_ITS = (F(0.15336641669273376), F(-0.0034498260356485844), F(0.00014815469330642372),
+        F(-7.246669156302232e-06), F(3.0528488537129306e-07),
+        F(-2.9680295998701922e-09), F(-1.3717257330014831e-09),
+        F(2.528649789557136e-10), F(-3.3943511196232734e-11),
+        F(2.1582863534569396e-12))
+# log(1 + f) = f - f^2/2 + f^3 L(f) on [sqrt(1/2) - 1, sqrt(2) - 1], to 2**-28 absolute
+_IL = (F(0.3333335518836975), F(-0.25000956654548645), F(0.19999922811985016),
+       F(-0.166188046336174), F(0.1422330141067505), F(-0.13216838240623474),
+       F(0.12647752463817596), F(-0.07364899665117264))
+_ERFINV_SPLIT = F(7.5)  # k <= 7: w < 5.21
+_ERFINV_TINY = F(2.0 ** -14)  # the x^2 term < 2**-30
+_SQRTPI_2_DN, _SQRTPI_2_UP = F(0.8862269), F(3.2981443e-08)  # sqrt(pi)/2, the low part > 0 (-0.0)
 
 
 @_njit
@@ -385,32 +326,54 @@ def tl_erfinv_f32(x):
     a = abs(x)
     ok = a < _ONE
     ac = _pick(ok, a, _ZERO)
-    # start: erfinv(a) / a = P(w - 2.5) (w < 5) or P(sqrt(w) - 3), w = -log(1 - a^2)
-    om = _ONE - ac  # exact for a >= 0.5
-    g = -tl_log_f32(om * (_ONE + ac))
-    tl = g >= F(5.0)
-    v = _pick(tl, np.sqrt(_pick(tl, g, _ZERO)) - F(3.0), g - F(2.5))
-    c0, c1, c2, c3, c4, c5 = _GC
-    t0, t1, t2, t3, t4, t5 = _GT
-    p = _fma(_pick(tl, t5, c5), v, _pick(tl, t4, c4))
-    p = _fma(p, v, _pick(tl, t3, c3))
-    p = _fma(p, v, _pick(tl, t2, c2))
-    p = _fma(p, v, _pick(tl, t1, c1))
-    p = _fma(p, v, _pick(tl, t0, c0))
-    y = ac * p
-    # one Newton step on erf(y) = a: y += (a - erf(y)) sqrt(pi)/2 e^(y^2), the residual from
-    # erf(y) in two floats (y < 1), or as erfc(y) - (1 - a) for a >= 0.84 (y >= 0.99), both
-    # terms accurate relative to the (tiny) 1 - a there
-    yc = _pick(y <= _ERFC_MAX, y, _ZERO)
-    e0, ey, n, w = _erfc_parts(yc, _ZERO, yc * yc, _fma(yc, yc, -(yc * yc)))
-    m1, m2 = _scale_parts(e0 + ey, n)
-    big = ac >= _ERFINV_BIG
-    hi, lo = _erf_small2(_pick(big, _ZERO, yc))  # the residual must beat ulp(a)
-    res = _pick(big, m1 * m2 - om, (ac - hi) - lo)
-    y = _fma(res * _pow2i(-n), _SQRTPI_2 / (_ONE + w), y)
-    y = _pick(a == _ONE, _INF, _pick(ok, y, _NAN))
-    y = _pick(x < _ZERO, -y, y)
-    y = _pick(a < _ERFINV_TINY, x * _SQRTPI_2, y)  # keeps -0.0
+    # 1 - a^2 = u + u_lo exactly-ish for a >= 1/2 (1 - a exact, 1 + a = op + op_lo)
+    om = _ONE - ac
+    op = _ONE + ac
+    u = om * op
+    u_lo = _fma(om, (_ONE - op) + ac, _fma(om, op, -u))
+    # u = 2**-k (1 + f), 1 + f in [sqrt(1/2), sqrt(2)), f carrying u_lo; a < 1/2: k = 0, f = -a^2
+    m = _mantissa_half(u)
+    lowm = m < _SQRTHF
+    k = F(126.0) - _exponent_field(u)
+    k = _pick(lowm, k + _ONE, k)
+    f = _fma(u_lo, _pow2i(k), _pick(lowm, m + m, m) - _ONE)
+    small = ac < _HALF
+    f = _pick(small, -(ac * ac), f)
+    k = _pick(small, _ZERO, k)
+    # w = k ln2 - log(1 + f) = k C1 + (k C2 - log(1 + f)); v = w - c = V1 + W2 split exactly
+    z = f * f
+    l0, l1, l2, l3, l4, l5, l6, l7 = _IL
+    lp = _fma(_fma(_fma(_fma(_fma(_fma(_fma(l7, f, l6), f, l5), f, l4), f, l3), f, l2), f, l1),
+              f, l0)
+    w2 = _fma(k, _C2, -_fma(f * z, lp, _fma(-_HALF, z, f)))
+    tl = k > _ERFINV_SPLIT
+    v1 = (k - _pick(tl, F(15.5), F(3.5))) * _C1  # exact; |v1| >= C1/2 >= |w2|
+    v = v1 + w2
+    v_lo = (v1 - v) + w2
+    # p = c0 + s0 v + v^2 S2(v) (+ c0_lo + p'(v) v_lo): c0 + s0 v split exactly
+    a0, a1, a2, a3, a4, a5, a6, a7, a8, a9 = _ICS
+    b0, b1, b2, b3, b4, b5, b6, b7, b8, b9 = _ITS
+    q = _fma(_pick(tl, b9, a9), v, _pick(tl, b8, a8))
+    q = _fma(q, v, _pick(tl, b7, a7))
+    q = _fma(q, v, _pick(tl, b6, a6))
+    q = _fma(q, v, _pick(tl, b5, a5))
+    q = _fma(q, v, _pick(tl, b4, a4))
+    q = _fma(q, v, _pick(tl, b3, a3))
+    q = _fma(q, v, _pick(tl, b2, a2))
+    s1 = _pick(tl, b1, a1)
+    q = _fma(q, v, s1)
+    s0 = _pick(tl, b0, a0)
+    c0 = _pick(tl, _IT0, _IC0)
+    t1 = s0 * v
+    p_hi = c0 + t1
+    p_lo = _fma(_fma(s1 + s1, v, s0), v_lo, _fma(s0, v, -t1) + _pick(tl, _IT0LO, _IC0LO))
+    p_lo = ((c0 - p_hi) + t1) + _fma(v * v, q, p_lo)
+    y = _fma(x, p_hi, x * p_lo)  # keeps the sign and -0.0
+    # tiny x: x p_lo underflows; erfinv(x) = sqrt(pi)/2 x (1 + pi x^2 / 12 + ...), sqrt(pi)/2
+    # as hi + lo, x scaled by 2**64 (exact) so that x lo is a normal float
+    x64 = x * _TWO_P64
+    y = _pick(a < _ERFINV_TINY, _fma(x64, _SQRTPI_2_DN, x64 * _SQRTPI_2_UP) * _TWO_M64, y)
+    y = _pick(ok, y, _pick(a == _ONE, x * _INF, _NAN))
     return x if x != x else y
 
 
