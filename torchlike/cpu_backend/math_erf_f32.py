@@ -2,38 +2,56 @@
 conventions of ``math_f32.py`` (call-free, branch-free float32 arithmetic, ``np.float32``
 constants, within 2 ulp of the correctly rounded float32 result over the whole range).
 
-One core, ``_erfc_parts``, computes erfc(a) = exp(-a^2) erfcx(a) for a in [0.5, 10.2] (erfc
-rounds to 0 above 10.13) with the relative accuracy erfc's tail needs down to the subnormals:
+Every lane computes every path (the selects are branch-free), so each function is built to
+evaluate few and short polynomials, at most one division and one exp, and no TwoSum.  Errors
+below are the largest over all 2^32 inputs against libm's float64 erf/erfc (fractions of an
+ulp of the correctly rounded result); times are ns per element compute-bound (one thread,
+512-bit vectors, 2^13 floats in cache), previous version of this module in parentheses.
 
-* exp(-a^2): a^2 comes exactly as hi + lo (FMA), and exp's reduced argument is carried as
-  r + r_lo (the Cody-Waite step's rounding recovered by TwoSum), so exp(-a^2) = 2**n (1 + w)
-  with w good to ~1e-9; rounding a^2 to float32 instead costs up to a^2 2**-24 ~ 6e-6
-  relative (100 ulp) at a = 10 (Cephes' erfcf has that error).
-* erfcx(a) = exp(a^2) erfc(a) is smooth: a degree-11 polynomial in v = a - 0.875 on [0.5, 1.25)
-  (piece A) and, on [1.25, 10.2] (piece B), a erfcx(a) (within [0.45, 0.57]: erfcx itself falls
-  from 0.37 to 0.055 there, and a c0 + v Q(v) form would cancel) in v = 1/a - 0.449; one Horner
-  chain, its coefficients picked by selects.  Each is c0 + (c0_lo + v Q(v)), c0 split in two
-  floats.  The fits (near-minimax for relative error: Lawson-weighted least squares on mpmath
-  values, coefficients rounded to float32 one at a time and the rest refitted) are good to
-  0.02 ulp.
-* The roundings of v (1/a, 1/a - 0.449) and a caller's low part of the argument (gelu passes
-  x / sqrt(2) as hi + lo) are corrected to first order with erfcx' = 2 a erfcx - 2 / sqrt(pi).
-* The result is c0 + y, y summing the small terms with FMAs, scaled by 2**n in two steps (one
-  rounding into the subnormals): within 0.8 ulp before that rounding.
+erf (0.99 ulp; 0.52 ns (1.75)): x + x P(x^2) for |x| < 1 (P of degree 6); for 1 <= |x| < 3.85
+K + v S(v) with v = |x| - c exact, degree 10, on [1, 2.25) (c = 1.65625) and [2.25, 3.85)
+(c = 3.0625), c such that erf(c) is within 0.005 ulp of the float32 K, the coefficients picked
+by selects; +-1 above.  erf > 0.84 there only needs 2**-25 absolute accuracy: no exp.
 
-erf(x) is x + x P(x^2) for |x| < 1 (the x term exact, P a degree-6 fit) and +-(1 - erfc(|x|))
-above.  erfc(x) for -1 < x < 0.5 is 1 - erf(x) with erf as two floats (one rounding), the core
-above and 2 - erfc(-x) below.  gelu(x) = x Phi(x) is x/2 (1 + erf(x / sqrt 2)) for
--1/2 < x / sqrt 2 < 1 (erf in two floats), x - x/2 erfc(x / sqrt 2) above and
-x/2 erfc(|x| / sqrt 2) below, the product x/2 c0 split exactly: no cancellation anywhere
-(0.5 x (1 + erf) loses the negative tail: PyTorch's float32 gelu(-6) is -0.0, not -5.9e-9).
+erfc (0.84 ulp; 1.2 ns (1.9)) and the tails of gelu: erfc(a) = exp(-a^2) R(a), R = erfcx, and
+Phi(-y) = exp(-y^2 / 2) R(y), R(y) = erfcx(y / sqrt 2) / 2, for a in [0.47, 10.06] (erfc rounds
+to 0 above) and y in [0.66, 14.37]:
 
-erfinv starts from Giles' split ("Approximating the erfinv function", 2010: erfinv(x) / x as a
-polynomial in w = -log(1 - x^2), or in sqrt(w) for w >= 5; degree-5 fits, 2e-5) and takes one
-Newton step, which squares that error.  The residual must be accurate to far below ulp(x), as
-erfinv's slope amplifies it: erf(y) - x from erf in two floats for |x| < 0.84 (y < 1), and
-erfc(y) - (1 - |x|) above, both terms accurate relative to the small 1 - |x| (float32 erf(y) - x
-would be off by ulp(1) e^(y^2), 1e-3 relative, near 1).
+* R = t G(t) with t = 1/(a + 1.5) (the one division) and G = (a + 1.5) R one polynomial over
+  the whole tail (degree 10 for erfc, 11 for Phi), g0 + (g0_lo + v S(v)) in v = t - 3/16, which
+  is exact for t in [1/16, 1/2].  The roundings of a + 1.5 and of the quotient are corrected to
+  first order with R' (erfcx' = 2 a erfcx - 2/sqrt(pi)); g0 + v S and t G are split exactly:
+  R = r_hi + r_lo.  (A polynomial in a alone needs degree 24 over the range; in 1/a two pieces.)
+* exp(-h - l), a^2 = h + l exactly: 2**n exp(r + r_lo), n ln2 = n C1 (exact) + n C2, r_lo =
+  fma(-n, C2, u - r) the reduction's rounding (to 2**-30); exp(-l) = 1 - l joins R as -R l;
+  exp(r + r_lo) = (1 + r) + (r^2 P(r) + r_lo e^r), 1 + r split exactly (P of degree 5).
+  Rounding a^2 to float32 instead costs up to a^2 2**-24 relative (100 ulp at a = 10).
+* (r_hi + r_lo)(x_hi + x_lo) is rounded once, then scaled by 2**n with integer work on the bits
+  (``_scale2n``): no floating-point operation has a subnormal result.  On x86 each one that
+  does costs a ~100-cycle microcode assist: erfc over [-10, 10] (2^22 floats, 2 threads) took
+  18 ms with a two-step float scaling, 5.3 ms now.
+
+erfc is 1 - erf(x) for |x| < 0.47 (erf < 0.5 rounded once, P of degree 4), the tail above and
+2 - tail below -0.47.  gelu(x) = x Phi(x) (0.84 ulp; 1.65 ns (2.4)) is x (1/2 + x P(x^2)) for
+-0.665 < x < 1.25, with 1/2 + x p0 split exactly and x (f_hi + f_lo) rounded once (Phi - 1/2
+nearly cancels 1/2 at x = -0.665; up to 1.25 the tail's x Phi(-x) would be the larger share),
+-y R(y) exp(-y^2/2) below, x - y R(y) exp(-y^2/2) above, y R split exactly and the product
+rounded once: no cancellation anywhere (0.5 x (1 + erf) loses the negative tail: PyTorch's
+float32 gelu(-6) is -0.0, not -5.9e-9).  |x| < 2**-125: x/2 with its ties rounded upwards.
+
+erfinv (0.76 ulp; 1.5 ns (6.7)): Giles' variable ("Approximating the erfinv function", 2010)
+w = -log(1 - x^2), erfinv(x) / x = p(w) as c0 + c0_lo + v S(v), v = w - c, degree 10 on
+[0, 5.21] (c = 3.5 C1) and [5.19, 16] (c = 15.5 C1; w <= 15.95 for |x| <= 1 - 2**-24), no
+Newton step.  p's slope amplifies w's absolute error, which float32 rounding alone makes
+2**-22 at w = 4.5 (0.6 ulp of the result), so w is carried as hi + lo: 1 - x^2 = u + u_lo exactly
+for |x| >= 1/2 (1 - x is exact), u = 2**-k (1 + f) with u_lo 2**k folded into f, log(1 + f) =
+f - f^2/2 + f^3 L(f) (L of degree 7, 2**-28 absolute), w = k C1 + (k C2 - log(1 + f)) and
+v = (k - j - 1/2) C1 + (...) split by Fast2Sum (|(k - j - 1/2) C1| >= C1/2 > |k C2 - log|);
+c0 + s0 v is split exactly, p'(v) v_lo added, and x (p_hi + p_lo) rounded once.
+
+The fits are near-minimax for the error in ulps of the result (Lawson-weighted least squares
+against float64 scipy/mpmath values), coefficients rounded to float32 one at a time and the
+rest refitted.
 
 gelu_tanh and mish stay in float64 (scalar_math): a float32 gelu_tanh within 1 ulp (2u as
 hi + lo, x / (1 + e^-2u) with the denominator in two floats and one quotient correction) ran
