@@ -269,7 +269,6 @@ def tl_erfc_f32(x):
 _GELU_ZERO = F(-14.36)  # x Phi(x) rounds to -0.0 below -14.356
 _GELU_ONE = F(5.5)  # Phi(x) rounds to 1 above 5.42: gelu(x) = x
 _GELU_NEG, _GELU_POS = F(-0.665), F(1.25)  # the small range; the tail from |x| >= 0.665
-_GELU_TINY = F(2.0 ** -125)  # below, x / 2 may round
 # Phi(x) = 1/2 + x (p0 + p0_lo + z P(z)), z = x^2, for |x| < 1.25 (0.004 ulp of gelu for
 # -0.665 < x < 1.25), p0 + p0_lo = 1/sqrt(2 pi)
 _GELU_P0, _GELU_P0LO = F(0.3989422917366028), F(-1.1335170135851058e-08)
@@ -307,11 +306,12 @@ def tl_gelu_f32(x):
     f_hi = _HALF + q_hi
     small = _fma(xc, f_hi, xc * (((_HALF - f_hi) + q_hi) + q_lo))
     res = _pick((xc > _GELU_NEG) & (xc < _GELU_POS), small, tail)
-    # |x| < 2**-125: x Phi(x) = x/2 + (a positive below 2**-200), x/2 rounded but its ties
-    # upwards: x/2 = m + d/2 with d = x - 2 m in {0, +-2**-149} exactly
+    # |x| < 2**-125: x Phi(x) = x/2 + (a positive below 2**-200), x/2 rounded (small is m
+    # there, -0.0 kept) but its ties upwards: x/2 = m + d/2, d = x - 2 m in {0, +-2**-149}
+    # exactly (d = 0 for every other x)
     m = x * _HALF
     d = _fma(m, -_TWO, x)
-    res = _pick(abs(x) < _GELU_TINY, _pick(d > _ZERO, m + d, m), res)  # m: keeps -0.0
+    res = _pick(d > _ZERO, m + d, res)
     res = _pick(x <= _GELU_ZERO, x * _ZERO, res)  # -0.0 (NaN at -inf, as x * Phi(x))
     res = _pick(x >= _GELU_ONE, x, res)
     return x if x != x else res
