@@ -94,6 +94,13 @@ graph(%x : Tensor):
   %3 : Tensor = aten::tan(%2)
   return (%3)
 """, lambda: [np.ones((64, 64), np.float32)]),
+    "sin/cos/tan, parallel (guarded fast forms)": ("""
+graph(%x : Tensor):
+  %1 : Tensor = aten::sin(%x)
+  %2 : Tensor = aten::cos(%1)
+  %3 : Tensor = aten::tan(%2)
+  return (%3)
+""", lambda: [np.ones((256, 256), np.float32)]),
     "pointwise: logaddexp/xlogy/hypot/ldexp/logit/i0e/fmax": ("""
 graph(%x : Tensor, %y : Tensor, %e : Tensor):
   %eps : float = prim::Constant[value=1e-06]()
@@ -124,7 +131,8 @@ _IR = {}
 
 
 def kernel_ir(name):
-    """The LLVM IR of the group's compiled kernel function (not Numba's Python wrapper).
+    """The LLVM IR of the group's compiled kernel function (not Numba's Python wrapper; with
+    the loop function of a parallel kernel).
     Compiled once per test module into a fresh cache folder: Numba cannot inspect a kernel
     loaded from its on-disk cache."""
     if name not in _IR:
@@ -137,8 +145,10 @@ def _compile_ir(name):
     (source,) = codegen(parse_graph(text), *make())
     dispatcher = get_backend_impl("cpu").compile(source).dispatcher
     ir = dispatcher.inspect_llvm(dispatcher.signatures[0])
+    # a parallel kernel's loop is in the gufunc Numba's parfor pass outlined from it
     bodies = [b for b in ir.split("\ndefine ")[1:]
-              if source.name in b.split("\n", 1)[0] and "cpython" not in b.split("\n", 1)[0]]
+              if (source.name in b.split("\n", 1)[0] or "numba_parfor_gufunc" in b.split("\n", 1)[0])
+              and "cpython" not in b.split("\n", 1)[0]]
     assert bodies, f"{name}: kernel {source.name} not found in the IR"
     return "\n".join(bodies)
 
@@ -186,3 +196,11 @@ def test_trig_huge_argument_reduction_is_in_the_vector_loop():
     ir = kernel_ir("sin/cos/tan")
     products = {int(w) for w in re.findall(r"\bmul (?:\w+ )*<(\d+) x i64>", ir)}
     assert products and max(products) >= LANES, f"i64 products not vectorized: {products}"
+
+
+def test_trig_fast_loop_and_its_guard_are_vectorized():
+    """The guarded fast loop (``cpu_backend/fast_paths.py``) ORs the guards of a whole vector
+    of lanes at once: an ``or <LANES x i1>`` reduction, no scalar loop around the fast forms."""
+    ir = kernel_ir("sin/cos/tan, parallel (guarded fast forms)")
+    ors = {int(w) for w in re.findall(r"\bor (?:\w+ )*<(\d+) x i1>", ir)}
+    assert ors and max(ors) >= LANES, f"guard reduction not vectorized: {ors}"

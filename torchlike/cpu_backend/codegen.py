@@ -37,7 +37,7 @@ import math
 import os
 import re
 from dataclasses import dataclass
-from typing import Dict, List, Tuple, Union
+from typing import Dict, List, Optional, Tuple, Union
 
 from ..fuser.backend import (
     GroupSpec,
@@ -51,8 +51,9 @@ from ..fuser.backend import (
 from ..fuser.kernel_spec import kernel_outputs
 from ..fuser.render import Renderer, uses_err
 from ..ir.graph import Value
+from .fast_paths import BLOCK, fast_body
 
-VERSION = 3
+VERSION = 4
 PARALLEL_THRESHOLD = 1 << 16
 KERNEL_DECORATOR = 'numba.njit(cache=True, fastmath=False, error_model="numpy", nogil=True{})'
 
@@ -247,14 +248,21 @@ class _Renderer(Renderer):
     def write_at(self, j: int, v: Value) -> str:
         return f"o{j}[i]" if self.flat else f"out{j}{self.index(self.spec.values[v], read=False)}"
 
-    def loops(self, body: List[str]) -> List[str]:
+    def loops(self, body: List[str], fast: Optional[List[str]] = None) -> List[str]:
+        """The loop nest around ``body``.  With ``fast`` (``fast_paths.fast_body``), the
+        innermost loop runs ``fast`` over a block (a flat or 1-D loop) or a row and, where one
+        of its guards fired, ``body`` again over the same elements."""
         spec, rng = self.spec, "prange" if self.parallel else "range"
+        if fast is not None and self.rank == 0:
+            fast = None  # one element: nothing to save
         if self.flat:
             first = spec.values[spec.used_arrays[0]].input
             head = [f"n = in{first}.size"]
             head += [f"f{i} = in{i}.reshape(n)" for i in
                      sorted({spec.values[v].input for v in spec.used_arrays})]
             head += [f"o{j} = out{j}.reshape(n)" for j in range(len(self.outputs))]
+            if fast is not None:
+                return head + _blocked("i", "n", rng, body, fast)
             return head + [f"for i in {rng}(n):"] + ["    " + s for s in body]
         head = []
         for i in sorted({spec.values[v].input for v in spec.used_arrays
@@ -266,22 +274,29 @@ class _Renderer(Renderer):
             head.append(f"n{d} = {self.bound(d)}")
         if self.rank == 0:
             return head + body
+        if self.rank == 1 and fast is not None:
+            return head + _blocked("i0", "n0", rng, body, fast)
+        last = self.rank - 1
+        inner = [f"for i{last} in range(n{last}):"] + ["    " + s for s in body]
+        if fast is not None:
+            inner = (["bad = False", f"for i{last} in range(n{last}):"] + ["    " + s for s in fast]
+                     + ["if bad:"] + ["    " + s for s in inner])
         if not self.parallel or self.rank == 1:
             out, indent = [], ""
-            for d in range(self.rank):
+            for d in range(last):
                 kind = rng if d == 0 else "range"
                 out.append(f"{indent}for i{d} in {kind}(n{d}):")
                 indent += "    "
-            return head + out + [indent + s for s in body]
+            if self.rank == 1:  # (no fast form here: handled above)
+                return head + [f"for i0 in {rng}(n0):"] + ["    " + s for s in body]
+            return head + out + [indent + s for s in inner]
         # parallel: one prange over all dims but the last, unravelled per row
-        outer = " * ".join(f"n{d}" for d in range(self.rank - 1))
+        outer = " * ".join(f"n{d}" for d in range(last))
         out = [f"for t in prange({outer}):"]
-        for d in range(self.rank - 1):  # (Numba forbids reassigning anything derived from t)
-            inner = " * ".join(f"n{e}" for e in range(d + 1, self.rank - 1))
-            out.append(f"    i{d} = (t // ({inner})) % n{d}" if inner else f"    i{d} = t % n{d}")
-        last = self.rank - 1
-        out.append(f"    for i{last} in range(n{last}):")
-        return head + out + ["        " + s for s in body]
+        for d in range(last):  # (Numba forbids reassigning anything derived from t)
+            inner_n = " * ".join(f"n{e}" for e in range(d + 1, last))
+            out.append(f"    i{d} = (t // ({inner_n})) % n{d}" if inner_n else f"    i{d} = t % n{d}")
+        return head + out + ["    " + s for s in inner]
 
     def bound(self, d: int) -> str:
         """The iteration size along dim ``d``, read from an array that is not size 1 there."""
@@ -294,6 +309,18 @@ class _Renderer(Renderer):
                     size = f"c{info.input}"
                 return size
         return "1"
+
+
+def _blocked(i: str, n: str, rng: str, body: List[str], fast: List[str]) -> List[str]:
+    """A 1-D loop over ``n`` elements as blocks of ``BLOCK``: ``fast`` over each, ``body``
+    again where a guard fired (``fast_paths``)."""
+    return [f"for b in {rng}(({n} + {BLOCK - 1}) // {BLOCK}):",
+            f"    lo = b * {BLOCK}",
+            f"    hi = min(lo + {BLOCK}, {n})",
+            "    bad = False",
+            f"    for {i} in range(lo, hi):"] + ["        " + s for s in fast] + [
+            "    if bad:",
+            f"        for {i} in range(lo, hi):"] + ["            " + s for s in body]
 
 
 def vector_bits() -> int:
@@ -350,7 +377,10 @@ def render(spec: GroupSpec, key_hash: str, header: str) -> KernelSource:
     """The kernel module's source for ``spec``; ``header`` is its first line (cache check)."""
     r = _Renderer(spec)
     # tl_wide_vectors(): the loop's function prefers the CPU's full SIMD width (vector_width.py)
-    loop = r.loops(["tl_wide_vectors()"] + r.body(r.read_at, r.write_at))
+    body = ["tl_wide_vectors()"] + r.body(r.read_at, r.write_at)
+    # guarded fast forms only in parallel kernels: they double the loop body, and with it the
+    # compile time (a 7-op trig chain at 512x512: 12.6 s -> 37 s), which only large inputs repay
+    loop = r.loops(body, fast_body(body) if r.parallel else None)
     loop = [f"{name} = {expr}" for expr, name in r.consts.items()] + loop
     err = uses_err(loop)
     params = [f"in{i}" for i in range(len(spec.signature))]

@@ -577,7 +577,10 @@ from .math_f32 import (  # noqa: E402, F401, I001 (re-exported for the kernels)
 from .scalar_math_nn import *  # noqa: E402, F401, F403 (shifts, lgamma, log_sigmoid)
 from .scalar_math_pointwise import *  # noqa: E402, F401, F403 (ops/elementwise_pointwise.py)
 from .vector_width import tl_wide_vectors  # noqa: E402, F401
-from .math_trig_f32 import tl_cos_f32, tl_sin_f32, tl_tan_f32  # noqa: E402, F401, I001
+from .math_trig_f32 import (  # noqa: E402, F401, I001
+    tl_cos_f32, tl_cos_fast_f32, tl_sin_f32, tl_sin_fast_f32, tl_tan_f32, tl_tan_fast_f32,
+    tl_trig_huge_f32,
+)
 from .math_erf_f32 import (  # noqa: E402, F401, I001 (re-exported for the kernels)
     tl_erf_f32, tl_erfc_f32, tl_erfinv, tl_erfinv_f32, tl_gelu_f32,
 )
