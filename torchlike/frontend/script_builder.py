@@ -15,6 +15,8 @@ import math
 import types as pytypes
 from typing import Any, Dict, List, Optional
 
+import numpy as np
+
 from ..errors import ScriptError
 from ..ir.graph import Block, Graph, Value
 from ..ir.types import (
@@ -31,6 +33,7 @@ from ..ir.types import (
 from ..ops import elementwise_base, registry
 from ..ops.python_names import OPERATORS, find_op
 from ..ops.registry import OpDef, Param
+from .calls import scalar_type
 from .script_source import FunctionSource
 from .script_values import (
     Builtin,
@@ -86,6 +89,11 @@ def _list_elem(param: Param) -> Optional[Type]:
         return None
     return {"int": INT, "float": FLOAT, "bool": BOOL, "Tensor": TENSOR}.get(
         param.type.split("[")[0])
+
+
+# tensor attributes read as values, and the op TorchScript records for each
+TENSOR_PROPERTIES: Dict[str, str] = {"T": "aten::numpy_T", "shape": "aten::size",
+                                     "ndim": "aten::dim"}
 
 
 class GraphBuilder:
@@ -163,6 +171,11 @@ class GraphBuilder:
                 raise self.error(f"{kind} takes no keyword arguments here", node)
         else:
             if op.params:
+                # tl.zeros(3, 4): the leading ints are the size list (literals or int values)
+                args = registry.gather_size(op, args, lambda a: registry.is_int_literal(a) or (
+                    isinstance(a, Value) and a.type == INT))
+                if args and isinstance(args[0], list):
+                    args = [Seq(args[0], "list")] + list(args[1:])
                 try:
                     bound = op.bind(args, dict(kwargs))
                 except TypeError as e:
@@ -299,6 +312,8 @@ class GraphBuilder:
                     raise self.error(f"{sv.root}.{attr} has no op in torchlike's registry", e)
                 raise self.error(f"module '{sv.mod.__name__}' has no attribute '{attr}'", e)
             obj = getattr(sv.mod, attr)
+            if isinstance(obj, np.dtype) or (isinstance(obj, type) and issubclass(obj, np.generic)):
+                return self.const(scalar_type(obj), e)  # np.float64 -> its ScalarType int
             if isinstance(obj, (bool, int, float)) or isinstance(obj, pytypes.ModuleType):
                 return self.python_value(obj, attr, e)
             if callable(obj):
@@ -306,6 +321,11 @@ class GraphBuilder:
             raise self.error(f"'{sv.mod.__name__}.{attr}' cannot be used in a scripted function",
                              e)
         if isinstance(sv, Value):
+            if sv.type.is_tensor() and attr in TENSOR_PROPERTIES:
+                # x.T, x.shape, x.ndim: properties TorchScript records as ops
+                out = self.emit_op(TENSOR_PROPERTIES[attr], [sv], {}, e)
+                out.type = {"shape": ListType(INT), "ndim": INT}.get(attr, out.type)
+                return out
             return Method(sv, attr)
         if isinstance(sv, ObjectRef):
             obj = getattr(sv.obj, attr, None)

@@ -162,9 +162,11 @@ class ExpressionLowering(GraphBuilder):
     def expr_Subscript(self, e):
         base = self.expr(e.value)
         index = e.slice
+        if isinstance(base, Value) and base.type.is_tensor():
+            return self.tensor_index(base, index, e)
         if isinstance(index, (ast.Slice, ast.Tuple)):
-            raise self.error("slicing and multi-dimensional indexing are not supported in "
-                             "scripted functions", e)
+            raise self.error("slicing and multi-dimensional indexing are supported for tensors "
+                             "only in scripted functions", e)
         idx = self.materialize(self.expr(index), index)
         i = idx.constant_value()
         if idx.type == INT and i is not None:  # a literal index (x[-1] folds to a constant)
@@ -183,6 +185,48 @@ class ExpressionLowering(GraphBuilder):
             return self.create("aten::__getitem__", [base, idx], [base.type.elem], e).output()
         raise self.error("indexing is only supported for tuples and lists (tensor indexing and "
                          "slicing are not supported in scripted functions)", e)
+
+    def tensor_index(self, x: Value, index, e) -> Value:
+        """``x[i]``, ``x[1:, ::2]``, ``x[:, None]``, ``x[..., 0]`` as TorchScript records basic
+        indexing: one ``aten::select`` (an int), ``aten::slice`` (a slice) or ``aten::unsqueeze``
+        (None) per item, left to right, each on the dim the items before it leave."""
+        items = list(index.elts) if isinstance(index, ast.Tuple) else [index]
+        if sum(isinstance(i, ast.Constant) and i.value is Ellipsis for i in items) > 1:
+            raise self.error("an index can only have a single ellipsis ('...')", e)
+        dim = 0
+        for k, item in enumerate(items):
+            if isinstance(item, ast.Constant) and item.value is Ellipsis:
+                rank = x.type.rank if x.type.is_tensor() else None
+                if rank is None:
+                    raise self.error("'...' in an index needs the tensor's rank, which is not "
+                                     "known here", item)
+                rest = sum(not (isinstance(i, ast.Constant) and i.value is None)
+                           for i in items[k + 1:])
+                dim = rank - rest
+                continue
+            if isinstance(item, ast.Constant) and item.value is None:
+                x = self.emit_op("aten::unsqueeze", [x, self.const(dim)], {}, item)
+                dim += 1
+                continue
+            if isinstance(item, ast.Slice):
+                parts = [self.materialize(self.expr(p), p) if p is not None else self.const(None)
+                         for p in (item.lower, item.upper, item.step)]
+                if item.step is None:
+                    parts[2] = self.const(1)
+                for p, what in zip(parts, ("start", "end", "step"), strict=True):
+                    if p.type not in (INT, NONE):
+                        raise self.error(f"a slice {what} must be an int, got {p.type}", item)
+                if not (item.lower is None and item.upper is None and item.step is None):
+                    x = self.emit_op("aten::slice", [x, self.const(dim)] + parts, {}, item)
+                dim += 1
+                continue
+            i = self.materialize(self.expr(item), item)
+            if i.type != INT:
+                raise self.error(f"tensor indices must be ints, slices, None or '...' in "
+                                 f"scripted functions (advanced indexing with a {i.type} is "
+                                 f"not supported)", item)
+            x = self.emit_op("aten::select", [x, self.const(dim), i], {}, item)
+        return x
 
     def truth(self, sv, node) -> Value:
         """A value as a bool Value: tensors and numbers go through aten::Bool."""

@@ -43,7 +43,8 @@ def _kind_dtype(values, default="float32"):
 
 
 def _factory(fill):
-    def impl(xp, size, dtype=None, layout=None, device=None, pin_memory=None, **_):
+    def impl(xp, size, dtype=None, layout=None, device=None, pin_memory=None,
+             memory_format=None):
         return fill(xp, _size(size), dtype_arg(dtype) or "float32")
     return impl
 

@@ -22,7 +22,7 @@ from typing import Any, Dict, Mapping, Optional, Sequence, Tuple, Union
 
 from ..ir.types import BOOL, FLOAT, INT, Type
 from . import registry
-from .registry import OpDef
+from .registry import KWARG_ALIASES, OpDef
 
 __all__ = ["NUMPY_ARGUMENT_NAMES", "NUMPY_FUNCTIONS", "OPERATORS",
            "NumpyFunction", "PythonOperator", "Reflected", "find_op", "first_registered",
@@ -216,7 +216,7 @@ def operator_for_builtin(name: str) -> Optional[PythonOperator]:
 
 # -- numpy array functions --------------------------------------------------------------------
 # numpy's spelling of argument names the ops spell PyTorch's way.
-NUMPY_ARGUMENT_NAMES: Mapping[str, str] = {"axis": "dim", "keepdims": "keepdim"}
+NUMPY_ARGUMENT_NAMES: Mapping[str, str] = KWARG_ALIASES
 
 
 @dataclass(frozen=True)

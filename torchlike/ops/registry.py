@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+import numpy as np
+
 from ..errors import UnsupportedOpError
 from .unsupported import UNSUPPORTED_POINTWISE
 
@@ -78,7 +80,14 @@ class OpDef:
         return tuple(p.name for p in self.params if not p.is_operand)
 
     def bind(self, args: Sequence[Any], kwargs: Dict[str, Any]) -> List[Any]:
-        """Positional + keyword arguments -> the full argument list, defaults filled in."""
+        """Positional + keyword arguments -> the full argument list, defaults filled in.
+        A leading ``int[] size`` also takes its items as separate positional ints, as PyTorch's
+        ``torch.zeros(3, 4)`` does."""
+        args = gather_size(self, args)
+        names = {p.name for p in self.params}
+        for alias, name in KWARG_ALIASES.items():  # x.sum(axis=0), as PyTorch also accepts
+            if alias in kwargs and alias not in names and name in names and name not in kwargs:
+                kwargs[name] = kwargs.pop(alias)
         if len(args) > len(self.params):
             raise TypeError(f"{self.name}() takes {len(self.params)} arguments, got {len(args)}")
         out = list(args)
@@ -92,6 +101,27 @@ class OpDef:
         if kwargs:
             raise TypeError(f"{self.name}() got unexpected arguments {sorted(kwargs)}")
         return out
+
+
+# numpy's keyword names that PyTorch's Python API also accepts for ``dim`` and ``keepdim``
+KWARG_ALIASES: Dict[str, str] = {"axis": "dim", "keepdims": "keepdim"}
+
+
+def is_int_literal(a: Any) -> bool:
+    return isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_))
+
+
+def gather_size(op: "OpDef", args: Sequence[Any], is_int: Callable[[Any], bool] = is_int_literal
+                ) -> Sequence[Any]:
+    """``(3, 4, ...)`` -> ``([3, 4], ...)`` for an op whose first parameter is ``int[] size``
+    (``is_int`` tells the scripter's int values too)."""
+    if len(args) < 2 or not op.params or op.params[0].name != "size" \
+            or not op.params[0].type.startswith("int[") or not is_int(args[0]):
+        return args
+    k = 1
+    while k < len(args) and is_int(args[k]):
+        k += 1
+    return args if k == 1 else [[int(a) if is_int_literal(a) else a for a in args[:k]]] + list(args[k:])
 
 
 REGISTRY: Dict[str, OpDef] = {}

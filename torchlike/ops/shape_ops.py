@@ -249,6 +249,8 @@ def _infer_permute(node, types):
 
 
 defop("aten::t", "Tensor self", _t, category="shape", infer=_infer_t)
+# x.T as TorchScript records it: every dim reversed (numpy's .T), any rank
+defop("aten::numpy_T", "Tensor self", lambda xp, x: x.T, category="shape", infer=_infer_t)
 defop("aten::transpose", "Tensor self, int dim0, int dim1", _transpose, category="shape",
       infer=_infer_transpose, aliases=("swapaxes",))
 defop("aten::permute", "Tensor self, int[] dims", _permute, category="shape",
