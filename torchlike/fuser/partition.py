@@ -54,6 +54,7 @@ from ..ops.elementwise_base import normalize_args
 from ..ops.registry import OpDef
 from ..passes.inline_functions import inline_functions
 from ..passes.inline_groups import inline_groups
+from ..passes.remove_mutation import remove_mutation
 from ..passes.unroll_loops import unroll_loops
 from . import decisions
 from .chunk_motion import BROADCASTING_CHUNK, move_chunks
@@ -477,6 +478,7 @@ def fuse(graph: Graph, dont_fuse: Iterable[str] = frozenset(), min_group_size: i
     """
     result = inline_functions(clone_graph(graph))  # F.relu's call -> aten::relu, fusible
     inline_groups(result)  # PyTorch's own groups (a graph printed after its fuser): regrouped
+    remove_mutation(result)  # x.add_(y) on a fresh x -> aten::add, fusible
     if unroll:
         unroll_loops(result)
     dont_fuse = frozenset(dont_fuse)

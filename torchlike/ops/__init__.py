@@ -8,6 +8,7 @@ from . import (  # noqa: F401  (registration side effects)
     executor_prims,
     factories,
     functions,
+    inplace,
     linalg,
     nn_functions,
     nn_ops,
@@ -17,5 +18,7 @@ from . import (  # noqa: F401  (registration side effects)
     shape_ops,
 )
 from .registry import REGISTRY, OpDef, Param, elementwise_ops, get, lookup, register
+
+inplace.register_twins()  # after every module above: aten::add_ & co. for each elementwise op
 
 __all__ = ["REGISTRY", "OpDef", "Param", "elementwise_ops", "get", "lookup", "register"]

@@ -113,6 +113,9 @@ def _infer_node(node: Node) -> None:
             _infer_block(b)
 
 
+infer_node = _infer_node  # one node's output types, from its inputs' (remove_mutation uses it)
+
+
 def _unknown(declared: Type) -> Type:
     """What an output of unknown type becomes: ``Tensor`` if it was a tensor, else as declared."""
     return TensorType() if declared is None or declared.is_tensor() else declared

@@ -1,0 +1,204 @@
+"""In-place ops (``ops/inplace.py``) and the pass that makes the unobservable ones functional
+(``passes/remove_mutation.py``): results and mutated inputs as PyTorch gives them, PyTorch's
+errors for an in-place result that would change ``self``'s shape or cannot be cast to its dtype,
+and fusion of the mutations nobody can see (with the compiled kernel proven to run)."""
+import numpy as np
+import pytest
+
+import torchlike as tl
+from torchlike import ir, jit
+from torchlike.errors import ExecutionError
+from torchlike.fuser import config
+from torchlike.fuser.partition import fusion_groups
+from torchlike.jit.script_function import ScriptFunction
+from torchlike.ops import registry
+from torchlike.ops.inplace import INPLACE_OF, inplace_name
+from torchlike.passes import infer_types
+from torchlike.passes.remove_mutation import remove_mutation
+
+
+def test_every_elementwise_op_with_self_has_an_inplace_twin():
+    for op in registry.elementwise_ops():
+        if op.params and op.params[0].name == "self" and op.params[0].is_operand:
+            twin = registry.lookup(inplace_name(op.name))
+            assert twin is not None and INPLACE_OF[twin.name] == op.name
+            assert not twin.pure and not twin.is_elementwise  # never removed, never fused as is
+    assert inplace_name("aten::__and__") == "aten::__iand__"
+    for name in ("aten::copy_", "aten::fill_", "aten::zero_", "aten::__ior__"):
+        assert registry.lookup(name) is not None
+
+
+def test_eager_inplace_mutates_and_returns_self():
+    x = np.ones(3, np.float32)
+    assert tl.add_(x, 2.0) is x and x.tolist() == [3.0, 3.0, 3.0]
+    tl.mul_(x, np.float32([1.0, -1.0, 0.5]))
+    tl.relu_(x)
+    assert x.tolist() == [3.0, 0.0, 1.5]
+    i = np.zeros(3, np.int64)
+    tl.copy_(i, np.float32([1.7, -2.2, 3.9]))  # copy_ casts (truncates), as PyTorch
+    assert i.tolist() == [1, -2, 3]
+    tl.fill_(i, 7)
+    assert i.tolist() == [7, 7, 7]
+    tl.zero_(i)
+    assert i.tolist() == [0, 0, 0]
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: tl.add_(np.ones(3, np.int64), 1.5), "can't be cast"),
+    (lambda: tl.add_(np.ones(3, np.float32), np.ones((2, 3), np.float32)), "doesn't match"),
+    (lambda: tl.add_(np.ones(3, bool), np.ones(3, np.int64)), "can't be cast"),
+    (lambda: tl.neg_(np.broadcast_to(np.ones(1, np.float32), (3,))), "read-only"),
+])
+def test_inplace_errors_as_pytorch(call, message):
+    with pytest.raises(ExecutionError, match=message):
+        call()
+
+
+GRAPH = """
+graph(%x : Tensor, %y : Tensor):
+  %1 : int = prim::Constant[value=1]()
+  %z : Tensor = aten::mul(%x, %y)
+  %z.1 : Tensor = aten::add_(%z, %y, %1)
+  %r : Tensor = aten::relu_(%z.1)
+  %s : Tensor = aten::sigmoid_(%x)
+  %t : (Tensor, Tensor, Tensor) = prim::TupleConstruct(%r, %z, %s)
+  return (%t)
+"""
+
+
+def _typed(text, *args):
+    g = ir.parse_graph(text)
+    infer_types(g, list(args))
+    return g
+
+
+def test_remove_mutation_rewrites_only_what_nobody_sees():
+    x = np.ones((4, 5), np.float32)
+    g = _typed(GRAPH, x, x)
+    assert remove_mutation(g) == 2  # add_ and relu_ of the fresh %z; sigmoid_ of the input stays
+    kinds = [n.kind for n in g.nodes]
+    assert "aten::add" in kinds and "aten::relu" in kinds and "aten::sigmoid_" in kinds
+    # the tuple reads z after both mutations: the relu result
+    (tup,) = [n for n in g.nodes if n.kind == "prim::TupleConstruct"]
+    assert tup.inputs[0] is tup.inputs[1]
+
+
+def test_an_earlier_view_keeps_the_mutation():
+    text = """
+graph(%x : Tensor):
+  %0 : int = prim::Constant[value=0]()
+  %z : Tensor = aten::neg(%x)
+  %v : Tensor = aten::select(%z, %0, %0)
+  %z.1 : Tensor = aten::exp_(%z)
+  %r : Tensor = aten::add(%v, %z.1, %0)
+  return (%r)
+"""
+    g = _typed(text, np.ones((3, 3), np.float32))
+    assert remove_mutation(g) == 0
+    x = np.arange(9, dtype=np.float32).reshape(3, 3) / 9
+    got = ScriptFunction(ir.parse_graph(text))(x)
+    # v is a view of z's first row: it sees exp_'s write (alpha 0 drops z.1 itself)
+    np.testing.assert_allclose(got, np.broadcast_to(np.exp(-x)[0], (3, 3)), rtol=1e-6)
+
+
+def test_a_broadcasting_inplace_result_is_not_made_functional():
+    text = """
+graph(%x : Tensor, %y : Tensor):
+  %1 : int = prim::Constant[value=1]()
+  %z : Tensor = aten::neg(%x)
+  %z.1 : Tensor = aten::add_(%z, %y, %1)
+  return (%z.1)
+"""
+    x, y = np.ones(3, np.float32), np.ones((2, 3), np.float32)
+    assert remove_mutation(_typed(text, x, y)) == 0
+    with pytest.raises(ExecutionError, match="doesn't match"):
+        ScriptFunction(ir.parse_graph(text))(x, y)
+
+
+def test_dtype_of_self_is_kept_when_made_functional():
+    text = """
+graph(%x : Tensor, %y : Tensor):
+  %z : Tensor = aten::neg(%x)
+  %z.1 : Tensor = aten::mul_(%z, %y)
+  return (%z.1)
+"""
+    x = np.float16([1.5, -2.0, 3.25])
+    y = np.float32([0.1, 0.2, 0.3])
+    g = _typed(text, x, y)
+    assert remove_mutation(g) == 1 and any(n.kind == "aten::type_as" for n in g.nodes)
+    got = ScriptFunction(ir.parse_graph(text))(x, y)
+    assert got.dtype == np.float16
+    np.testing.assert_array_equal(got, (-x.astype(np.float32) * y).astype(np.float16))
+
+
+def test_fused_inplace_graph_runs_one_kernel():
+    x = np.random.default_rng(0).standard_normal((64, 32)).astype(np.float32)
+    y = np.random.default_rng(1).standard_normal((64, 32)).astype(np.float32)
+    f = ScriptFunction(ir.parse_graph(GRAPH))
+    fused = f.graph_for(x, y)
+    (group,) = fusion_groups(fused)
+    inner = {n.kind for n in group.attrs["Subgraph"].nodes} if "Subgraph" in group.attrs else None
+    assert inner is None or {"aten::mul", "aten::add", "aten::relu"} <= inner
+    saved = config.strict()
+    config.set_strict(True)
+    try:
+        jit.reset_stats()
+        x0 = x.copy()
+        r, z, s = f(x, y)
+        st = jit.stats()
+    finally:
+        config.set_strict(saved)
+    assert st["fallbacks"] == {} and st["cache_hits"] + st["cache_misses"] == 1
+    want = np.maximum(x0 * y + y, 0)
+    np.testing.assert_allclose(r, want, rtol=1e-6)
+    np.testing.assert_array_equal(z, r)
+    np.testing.assert_allclose(s, 1 / (1 + np.exp(-x0)), rtol=1e-6)
+    assert s is x  # sigmoid_ of the input wrote into the caller's array, as PyTorch does
+
+
+TORCH_GRAPHS = {
+    "residual": """
+graph(%x : Tensor, %y : Tensor):
+  %1 : int = prim::Constant[value=1]()
+  %h : Tensor = aten::tanh(%x)
+  %h.1 : Tensor = aten::add_(%h, %y, %1)
+  %h.2 : Tensor = aten::relu_(%h.1)
+  %h.3 : Tensor = aten::mul_(%h.2, %x)
+  return (%h.3)
+""",
+    "mutated input": """
+graph(%x : Tensor, %y : Tensor):
+  %1 : float = prim::Constant[value=0.5]()
+  %x.1 : Tensor = aten::mul_(%x, %1)
+  %r : Tensor = aten::add(%x.1, %y, %1)
+  return (%r)
+""",
+    "clamp_ and copy_": """
+graph(%x : Tensor, %y : Tensor):
+  %lo : float = prim::Constant[value=-0.5]()
+  %hi : float = prim::Constant[value=0.5]()
+  %none : NoneType = prim::Constant()
+  %c : Tensor = aten::clone(%x, %none)
+  %c.1 : Tensor = aten::clamp_(%c, %lo, %hi)
+  %false : bool = prim::Constant[value=0]()
+  %y.1 : Tensor = aten::copy_(%y, %c.1, %false)
+  return (%y.1)
+""",
+}
+
+
+@pytest.mark.parametrize("name", list(TORCH_GRAPHS))
+def test_matches_torch_results_and_mutations(name):
+    torch = pytest.importorskip("torch")
+    text = TORCH_GRAPHS[name]
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((8, 16)).astype(np.float32)
+    y = rng.standard_normal((8, 16)).astype(np.float32)
+    tx, ty = torch.from_numpy(x.copy()), torch.from_numpy(y.copy())
+    fn = torch._C._create_function_from_graph("f", torch._C.parse_ir(text))
+    want = fn(tx, ty)
+    ours = ScriptFunction(ir.parse_graph(text))
+    got = ours(x, y)
+    np.testing.assert_allclose(got, want.numpy(), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(x, tx.numpy(), rtol=1e-6, atol=1e-7)  # the inputs' mutations
+    np.testing.assert_allclose(y, ty.numpy(), rtol=1e-6, atol=1e-7)

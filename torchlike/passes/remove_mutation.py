@@ -1,0 +1,118 @@
+"""Turn in-place ops whose mutation nothing else can observe into their functional op, so they
+fuse (TorchScript's ``RemoveMutation`` pass does the same before its fusers run)::
+
+    %z : Float(4) = aten::mul(%x, %y)             %z : Float(4) = aten::mul(%x, %y)
+    %z.1 : Float(4) = aten::add_(%z, %y, %1)  ->  %z.1 : Float(4) = aten::add(%z, %y, %1)
+    %r : Float(4) = aten::relu_(%z.1)             %r : Float(4) = aten::relu(%z.1)
+
+``%y = aten::op_(%x, ...)`` is rewritten only when all of these hold:
+
+* ``%x`` was made in the same block by an op that returns a fresh tensor -- an elementwise op
+  other than those that may hand back their input (``aten::to`` of the same dtype,
+  ``type_as``, ``contiguous``, ...).  A graph or block input stays mutated in place: the caller
+  (or the next loop iteration) sees the write, as in PyTorch.
+* every use of ``%x`` before the mutation is by such an op too: a view (``select``, ``slice``,
+  ``view``, ...) taken earlier would see the write;
+* the functional result provably keeps ``%x``'s shape (``x.add_(y)`` cannot broadcast ``x``
+  up: PyTorch raises, and so does the in-place op when it stays).  Where the result's dtype
+  differs from ``%x``'s, or is not known, a cast to ``%x``'s dtype follows (in place, the result
+  is written into ``%x``'s dtype).
+
+Uses of ``%x`` after the mutation then read ``%y``: the value ``%x`` holds from there on.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from ..ir.graph import Block, Graph, Node, Value
+from ..ir.types import TensorType
+from ..ops import registry
+from ..ops.inplace import functional_of
+from .shape_inference import infer_node
+
+__all__ = ["remove_mutation"]
+
+# elementwise ops that may return their input itself rather than a new tensor
+_PASS_THROUGH = frozenset({"aten::to", "aten::type_as", "aten::contiguous", "aten::detach",
+                           "aten::alias", "aten::positive", "aten::conj", "aten::resolve_conj",
+                           "aten::resolve_neg", "aten::conj_physical"})
+
+
+def _fresh(node: Node) -> bool:
+    """True if ``node``'s outputs are new tensors no other value aliases."""
+    op = registry.lookup(node.kind)
+    return op is not None and op.is_elementwise and node.kind not in _PASS_THROUGH
+
+
+def remove_mutation(graph: Graph) -> int:
+    """Rewrite the unobservable in-place ops of ``graph`` (every block), in place; how many."""
+    return sum(_block(graph, b) for b in list(graph.all_blocks()))
+
+
+def _block(graph: Graph, block: Block) -> int:
+    count = 0
+    for node in list(block.nodes):
+        kind = functional_of(node.kind)
+        if kind is None or not node.inputs or len(node.outputs) != 1:
+            continue
+        x = node.inputs[0]
+        if x.node is None or x.node.owning_block is not block or not _fresh(x.node):
+            continue
+        position = {n: i for i, n in enumerate(block.nodes)}
+        here = position[node]
+        others = [(u, _top(u, block)) for u in x.uses if u is not node]
+        if any(top is None for _, top in others):
+            continue  # a use outside this block
+        if not all(_fresh(u) for u, top in others if position[top] < here):
+            continue  # an earlier use may alias x and see the write
+        after = [u for u, top in others if position[top] > here]
+        y = _rewrite(graph, block, node, kind, x)
+        if y is None:
+            continue
+        for u in after:
+            for i, v in enumerate(u.inputs):
+                if v is x:
+                    u.replace_input(i, y)
+        # a block return reads the value at the block's end: after the mutation
+        block.returns = [y if v is x else v for v in block.returns]
+        count += 1
+    return count
+
+
+def _top(user: Node, block: Block) -> Optional[Node]:
+    """The node of ``block`` that is or contains ``user``, or None."""
+    n = user
+    while n is not None and n.owning_block is not block:
+        n = n.owning_block.owning_node if n.owning_block is not None else None
+    return n
+
+
+def _rewrite(graph: Graph, block: Block, node: Node, kind: str, x: Value) -> Optional[Value]:
+    """``node`` becomes ``kind``, followed by a cast to ``x``'s dtype if needed; the value ``x``
+    holds after the mutation.  None (``node`` unchanged) when the result might not keep ``x``'s
+    shape."""
+    xt = x.type
+    if not isinstance(xt, TensorType) or xt.shape is None or any(d is None for d in xt.shape):
+        return None
+    result = node.outputs[0]
+    old_kind, old_type = node.kind, result.type
+    node.kind = kind
+    infer_node(node)  # the functional op's result type
+    out = result.type
+    if not isinstance(out, TensorType) or out.shape is None or tuple(out.shape) != tuple(xt.shape):
+        node.kind, result.type = old_kind, old_type
+        return None
+    if out.dtype is not None and out.dtype == xt.dtype:
+        return result
+    # the in-place op wrote into x's dtype: the functional result is cast there
+    users = list(result.uses)
+    cast = graph.create("aten::type_as", [result, x], [xt], block=block,
+                        index=block.nodes.index(node) + 1, source=node.source)
+    final = cast.outputs[0]
+    for u in users:
+        for i, v in enumerate(u.inputs):
+            if v is result:
+                u.replace_input(i, final)
+    for b in graph.all_blocks():
+        b.returns = [final if v is result else v for v in b.returns]
+    return final
