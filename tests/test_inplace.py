@@ -202,3 +202,31 @@ def test_matches_torch_results_and_mutations(name):
     np.testing.assert_allclose(got, want.numpy(), rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(x, tx.numpy(), rtol=1e-6, atol=1e-7)  # the inputs' mutations
     np.testing.assert_allclose(y, ty.numpy(), rtol=1e-6, atol=1e-7)
+
+
+def _augmented(x, y):
+    z = x * 2.0
+    z += y
+    x += 1.0  # writes into the caller's x, after z read it
+    n = 3
+    n += 1
+    return z * n
+
+
+@pytest.mark.parametrize("capture", ["trace", "script"])
+def test_augmented_assignment_writes_in_place_and_keeps_order(capture):
+    """``x += 1`` on a tensor records ``aten::add_`` (as PyTorch does) and writes into the
+    caller's array; the fused group reading ``x`` stays before that write."""
+    x, y = np.ones(3, np.float32), np.float32([1.0, 2.0, 3.0])
+    f = jit.trace(_augmented, (x.copy(), y)) if capture == "trace" else jit.script(_augmented)
+    assert "aten::add_" in str(f.graph)
+    saved = config.fusion_enabled()
+    config.set_fusion_enabled(True)
+    try:
+        xp, xt = x.copy(), x.copy()
+        want = _augmented(xp, y)
+        got = f(xt, y)
+    finally:
+        config.set_fusion_enabled(saved)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(xt, xp)

@@ -14,6 +14,8 @@ from typing import List, Optional
 
 from ..ir.graph import Block, Value
 from ..ir.types import INT, ListType, TupleType
+from ..ops import registry
+from ..ops.inplace import INPLACE_DUNDERS, inplace_name
 from .script_builder import unsupported
 from .script_expressions import ExpressionLowering
 from .script_values import (
@@ -224,7 +226,16 @@ class StatementLowering(ExpressionLowering):
         operator = self.binary_operator(s.op, s)
         left = self.materialize(self.lookup(s.target.id, s.target), s.target)
         right = self.materialize(self.expr(s.value), s.value)
-        self.assign(s.target, self.binary(operator, left, right, s), s)
+        result = self.binary(operator, left, right, s)
+        node = result.node if isinstance(result, Value) else None
+        twin = inplace_name(node.kind) if node is not None else None
+        if left.type.is_tensor() and node is not None and node.inputs and node.inputs[0] is left \
+                and operator.dunder is not None and "__i" + operator.dunder[2:] in INPLACE_DUNDERS \
+                and registry.lookup(twin) is not None:
+            # x += y on a tensor writes into x, as in Python and TorchScript: aten::add_
+            node.kind = twin
+            result.type = left.type
+        self.assign(s.target, result, s)
 
     def assign(self, target, value, s):
         """Bind ``target`` (a name, or a tuple/list of targets to unpack into) to ``value``."""

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..errors import UnsupportedOpError
 from ..ir.graph import Value
+from ..ops.inplace import INPLACE_DUNDERS, inplace_name
 from ..ops.python_names import OPERATORS, PythonOperator, find_op, is_registered
 from .calls import Proxy, Recorder, call_op
 from .diagnostics import UnsupportedAttributeError, user_source, warn_baked
@@ -69,11 +70,32 @@ def _operator_method(operator: PythonOperator, reflected: bool):
     return method
 
 
+def _inplace_method(operator: PythonOperator, name: str):
+    """``x += y`` on a traced tensor: the in-place op (``aten::add_``), as PyTorch records it;
+    ``x`` then stands for its result, so every alias of ``x`` sees the write.  On a traced
+    Python number, the operator's op (numbers are immutable)."""
+    def method(self, other):
+        if not self.value.type.is_tensor():
+            return _call(operator.kind, self, other)
+        out = _call(inplace_name(operator.kind), self, other)
+        self.value, self.concrete = out.value, out.concrete
+        return self
+    method.__name__ = name
+    method.__qualname__ = f"TracedValue.{name}"
+    method.__doc__ = f"Record the in-place Python operator ``{operator.symbol}=``."
+    return method
+
+
 def _with_operators(cls):
-    """Give ``cls`` a dunder method for every operator of ``OPERATORS`` that has one."""
+    """Give ``cls`` a dunder method for every operator of ``OPERATORS`` that has one, and an
+    in-place one (``__iadd__``) where the op has an in-place twin."""
     for operator in OPERATORS:
         if operator.dunder is not None:
             setattr(cls, operator.dunder, _operator_method(operator, reflected=False))
+            inplace = "__i" + operator.dunder[2:]
+            if operator.arity == 2 and inplace in INPLACE_DUNDERS and operator.ops \
+                    and is_registered(inplace_name(operator.kind)):
+                setattr(cls, inplace, _inplace_method(operator, inplace))
         if operator.reflected_dunder is not None:
             setattr(cls, operator.reflected_dunder, _operator_method(operator, reflected=True))
     return cls

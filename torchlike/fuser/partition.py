@@ -51,6 +51,7 @@ from ..ir.types import ANY, BOOL, FLOAT, INT, NUMBER, TensorType
 from ..ops import registry
 from ..ops.dtypes import ALL_DTYPES
 from ..ops.elementwise_base import normalize_args
+from ..ops.inplace import mutates
 from ..ops.registry import OpDef
 from ..passes.inline_functions import inline_functions
 from ..passes.inline_groups import inline_groups
@@ -210,6 +211,7 @@ class _BlockPartition:
         self.seq = itertools.count()
         self.moved: List[_Item] = []  # items try_merge moved after a group
         self.returned = self._returned_values()
+        self.ordered = self._mutation_order()
         paired: Set[Node] = set()
         for i, node in enumerate(self.nodes):
             if node in paired:
@@ -254,6 +256,25 @@ class _BlockPartition:
                     stack.extend(n.blocks)
         return users
 
+    def _mutation_order(self) -> Dict[Node, List[Node]]:
+        """Order edges around the nodes that write into a tensor (an in-place op left after
+        ``remove_mutation``, or a block holding one): every node before such a writer stays
+        before it and every node after stays after, so no read of the tensor moves across its
+        write (data edges alone would let a group that reads ``%x`` move below
+        ``aten::add_(%x)``).  Edges to the nearest writer suffice: paths are transitive."""
+        writers = [i for i, n in enumerate(self.nodes) if _writes(n)]
+        edges: Dict[Node, List[Node]] = {}
+        start = 0
+        for w in writers + [len(self.nodes)]:
+            segment = self.nodes[start:w + 1]  # the nodes after the last writer, and this one
+            if start > 0:
+                edges.setdefault(self.nodes[start - 1], []).extend(segment)
+            if w < len(self.nodes):
+                for node in segment[:-1]:
+                    edges.setdefault(node, []).append(self.nodes[w])
+            start = w + 1
+        return edges
+
     def _returned_values(self) -> Set[Value]:
         """Values returned by this block or a block nested in it (uses don't list those)."""
         returned = set(self.block.returns)
@@ -271,6 +292,8 @@ class _BlockPartition:
             for v in m.outputs:
                 for u in self.users[v]:
                     out.add(self.owner[u])
+            for u in self.ordered.get(m, ()):
+                out.add(self.owner[u])
         out.discard(item)
         return out
 
@@ -528,6 +551,13 @@ def _fuse_block(block: Block, dont_fuse: FrozenSet[str], min_size: int, loop_min
     part.horizontal()
     part.vertical()  # sibling merges can open new producer-consumer merges
     touched.update(part.rebuild(loop_min_size if in_loop else min_size))
+
+
+def _writes(node: Node) -> bool:
+    """True if ``node``, or a node in one of its blocks, writes into a tensor."""
+    if mutates(node.kind):
+        return True
+    return any(_writes(n) for b in node.blocks for n in b.nodes)
 
 
 def fusion_groups(graph: Graph) -> Iterator[Node]:

@@ -27,7 +27,15 @@ import numpy as np
 from ..errors import ExecutionError
 from .registry import REGISTRY, OpDef, defop, register
 
-__all__ = ["INPLACE_OF", "functional_of", "inplace_name", "register_twins"]
+__all__ = ["INPLACE_DUNDERS", "INPLACE_OF", "functional_of", "inplace_name", "mutates",
+           "register_twins"]
+
+_WRITERS = frozenset({"aten::copy_", "aten::fill_", "aten::zero_"})
+
+# Python's augmented assignments that PyTorch records as in-place ops on a tensor (x += y)
+INPLACE_DUNDERS = frozenset(f"__i{name}__" for name in (
+    "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor", "lshift",
+    "rshift"))
 
 # in-place kind -> its functional op kind (aten::add_ -> aten::add); filled below
 INPLACE_OF: dict = {}
@@ -39,6 +47,11 @@ def inplace_name(kind: str) -> str:
     if base.startswith("__") and base.endswith("__"):
         return f"{ns}::__i{base[2:]}"
     return kind + "_"
+
+
+def mutates(kind: str) -> bool:
+    """True if an op of this kind writes into an input (the in-place twins, copy_/fill_/zero_)."""
+    return kind in INPLACE_OF or kind in _WRITERS
 
 
 def functional_of(kind: str):
