@@ -230,3 +230,46 @@ def test_augmented_assignment_writes_in_place_and_keeps_order(capture):
         config.set_fusion_enabled(saved)
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(xt, xp)
+
+
+def _accumulate(x):
+    acc = tl.zeros_like(x)
+    for i in range(x.shape[0]):
+        acc += x * i
+    return acc
+
+
+def _accumulate_alias(x):
+    acc = x * 1.0
+    keep = acc  # the same array: it sees every += below
+    for _ in range(3):
+        acc += x
+    return keep + acc
+
+
+def test_loop_carried_accumulator_is_made_functional_and_fused():
+    x = np.random.default_rng(4).standard_normal((6, 5)).astype(np.float32)
+    f = jit.script(_accumulate)
+    saved = config.fusion_enabled()
+    config.set_fusion_enabled(True)
+    try:
+        fused = f.graph_for(x)
+        got = f(x)
+    finally:
+        config.set_fusion_enabled(saved)
+    text = str(fused)
+    assert "aten::add_" not in text and "aten::add(%acc" in text, text
+    np.testing.assert_allclose(got, _accumulate(x), rtol=1e-6)
+
+
+def test_loop_carried_value_read_after_the_loop_stays_in_place():
+    x = np.random.default_rng(5).standard_normal((4, 3)).astype(np.float32)
+    f = jit.script(_accumulate_alias)
+    saved = config.fusion_enabled()
+    config.set_fusion_enabled(True)
+    try:
+        assert "aten::add_" in str(f.graph_for(x))
+        got = f(x)
+    finally:
+        config.set_fusion_enabled(saved)
+    np.testing.assert_allclose(got, _accumulate_alias(x), rtol=1e-6)

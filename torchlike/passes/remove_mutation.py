@@ -9,8 +9,9 @@ fuse (TorchScript's ``RemoveMutation`` pass does the same before its fusers run)
 
 * ``%x`` was made in the same block by an op that returns a fresh tensor -- an elementwise op
   other than those that may hand back their input (``aten::to`` of the same dtype,
-  ``type_as``, ``contiguous``, ...).  A graph or block input stays mutated in place: the caller
-  (or the next loop iteration) sees the write, as in PyTorch.
+  ``type_as``, ``contiguous``, ...) -- or is a value a loop carries whose first value is such
+  a fresh tensor that nothing reads after the loop (``acc += x * i`` in a scripted loop).  A
+  graph input stays mutated in place: the caller sees the write, as in PyTorch.
 * every use of ``%x`` before the mutation is by such an op too: a view (``select``, ``slice``,
   ``view``, ...) taken earlier would see the write;
 * the functional result provably keeps ``%x``'s shape (``x.add_(y)`` cannot broadcast ``x``
@@ -56,7 +57,10 @@ def _block(graph: Graph, block: Block) -> int:
         if kind is None or not node.inputs or len(node.outputs) != 1:
             continue
         x = node.inputs[0]
-        if x.node is None or x.node.owning_block is not block or not _fresh(x.node):
+        if x.node is None:
+            if not _private_carried(x, block):
+                continue
+        elif x.node.owning_block is not block or not _fresh(x.node):
             continue
         position = {n: i for i, n in enumerate(block.nodes)}
         here = position[node]
@@ -77,6 +81,33 @@ def _block(graph: Graph, block: Block) -> int:
         block.returns = [y if v is x else v for v in block.returns]
         count += 1
     return count
+
+
+def _private_carried(x: Value, block: Block) -> bool:
+    """True if ``x`` is a value a ``prim::Loop`` body carries (``acc`` in ``for ...: acc += t``)
+    that nothing outside the loop can observe: its first value is fresh and read, before the
+    loop, only by ops that do not alias it, and not at all after the loop.  Later iterations
+    carry what the body returns, fresh again once the body's mutation is functional."""
+    loop = block.owning_node
+    if x.block is not block or loop is None or loop.kind != "prim::Loop" or x not in block.params:
+        return False
+    j = block.params.index(x)
+    if j == 0 or j + 1 >= len(loop.inputs):
+        return False  # the trip counter
+    init = loop.inputs[j + 1]  # prim::Loop(%max_trip, %cond, %carried...)
+    outer = loop.owning_block
+    if init.node is None or init.node.owning_block is not outer or not _fresh(init.node):
+        return False
+    if sum(1 for u in init.uses if u is loop) != 1 or init in outer.returns:
+        return False
+    position = {n: i for i, n in enumerate(outer.nodes)}
+    for u in init.uses:
+        if u is loop:
+            continue
+        top = _top(u, outer)
+        if top is None or position[top] > position[loop] or not _fresh(u):
+            return False
+    return True
 
 
 def _top(user: Node, block: Block) -> Optional[Node]:
