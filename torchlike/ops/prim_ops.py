@@ -22,6 +22,7 @@ from ..ir.types import (
     DTYPE_TO_SCALAR_TYPE_ENUM,
     FLOAT,
     INT,
+    NONE,
     NUMBER,
     STR,
     TENSOR,
@@ -198,7 +199,7 @@ def _size(xp, x, dim=None):
 
 
 def _infer_size(node, types):
-    if len(node.inputs) == 1:
+    if len(node.inputs) == 1 or types[1] == NONE:  # x.size() / x.shape: the int[] of sizes
         return [ListType(INT)]
     return [INT]
 
