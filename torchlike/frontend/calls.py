@@ -172,6 +172,7 @@ def run_eager(op: OpDef, bound: List[Any]) -> Any:
         elif p.type.startswith("Tensor[") and isinstance(a, (list, tuple)):
             a = [as_tensor(v) for v in a]
         args.append(a)
+    args += bound[len(op.params):]  # ops told apart by argument count have no params
     result = run_impl(op, args)
     if op.num_outputs == 1 and isinstance(result, tuple):
         result = list(result)  # a Tensor[] result (chunk) is a list, as in PyTorch

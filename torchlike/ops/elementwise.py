@@ -18,6 +18,7 @@ from ..errors import ExecutionError, UnsupportedOpError
 from ..ir.types import SCALAR_TYPE_ENUM
 from .dtypes import Priority, is_float, result_type
 from .elementwise_base import compute_dtype_of, elementwise, rule_float, rule_same
+from .registry import REGISTRY
 
 
 def _alpha(xp, x, alpha):
@@ -461,6 +462,24 @@ for _name, _np, _op in (("eq", "equal", "=="), ("ne", "not_equal", "!="), ("lt",
                 ref=lambda xp, a, b, _f=_np: getattr(xp, _f)(a, b), dtype_rule="compare",
                 numba=f"{{self}} {_op} {{other}}", cuda=f"{{self}} {_op} {{other}}", aliases=(_np,),
                 commutative=_name in ("eq", "ne"))
+
+def _sequence_equality(kind: str, equal: bool) -> None:
+    """TorchScript's ``aten::eq`` / ``aten::ne`` of two lists or strings (``x.size() ==
+    y.size()``, ``reduction == "mean"``): one Python bool, not an elementwise comparison."""
+    op = REGISTRY[kind]
+    elementwise_impl = op.impl
+
+    def impl(xp, a, b, *rest):
+        if isinstance(a, (list, tuple, str)) or isinstance(b, (list, tuple, str)):
+            same = (list(a) if isinstance(a, tuple) else a) == (list(b) if isinstance(b, tuple)
+                                                                  else b)
+            return same if equal else not same
+        return elementwise_impl(xp, a, b, *rest)
+    op.impl = impl
+
+
+_sequence_equality("aten::eq", True)
+_sequence_equality("aten::ne", False)
 
 for _name, _op, _c_op in (("and", "and", "&&"), ("or", "or", "||"), ("xor", "!=", "!=")):
     elementwise(f"aten::logical_{_name}", "Tensor self, Tensor other",

@@ -59,7 +59,10 @@ def _full(xp, size, fill_value, dtype=None, layout=None, device=None, pin_memory
 
 
 def _arange(xp, *args):
-    """arange(end, ...4 options), arange(start, end, ...4), arange(start, end, step, ...4)."""
+    """arange(end, ...4 options), arange(start, end, ...4), arange(start, end, step, ...4); an
+    eager call may leave the options out."""
+    if len(args) <= 3:  # an eager call: arange(end), (start, end), (start, end, step)
+        args = tuple(args) + (None,) * 4
     bounds, opts = args[:-4], args[-4:]
     if len(bounds) == 1:
         start, end, step = 0, bounds[0], 1
@@ -112,3 +115,42 @@ for _name in ("rand", "randn"):
           foldable=False, pure=False)
     defop(f"aten::{_name}_like", f"Tensor self, {_OPTS}, MemoryFormat? memory_format=None",
           _random(_name), infer=_infer_factory, foldable=False, pure=False)
+
+
+def _new(fill):
+    """``x.new_zeros(size)`` & co.: ``self``'s dtype unless one is given (and its device)."""
+    def impl(xp, self, size, dtype=None, layout=None, device=None, pin_memory=None):
+        return fill(xp, _size(size), dtype_arg(dtype) or str(self.dtype))
+    return impl
+
+
+def _new_full(xp, self, size, fill_value, dtype=None, layout=None, device=None,
+              pin_memory=None):
+    return xp.full(_size(size), fill_value, dtype=dtype_arg(dtype) or str(self.dtype))
+
+
+for _name, _fill in (("new_ones", lambda xp, s, dt: xp.ones(s, dt)),
+                     ("new_zeros", lambda xp, s, dt: xp.zeros(s, dt)),
+                     ("new_empty", lambda xp, s, dt: xp.zeros(s, dt))):  # empty: zeros
+    defop(f"aten::{_name}", f"Tensor self, int[] size, {_OPTS}", _new(_fill),
+          infer=_infer_factory, foldable=False)
+defop("aten::new_full", f"Tensor self, int[] size, Scalar fill_value, {_OPTS}", _new_full,
+      infer=_infer_factory, foldable=False)
+
+
+def _one_hot(xp, x, num_classes=-1):
+    if x.dtype != np.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor")
+    if x.size and int(x.min()) < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    n = int(num_classes)
+    if n == -1:
+        n = int(x.max()) + 1 if x.size else 0
+    elif x.size and int(x.max()) >= n:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    return (x[..., None] == xp.arange(n)).astype(np.int64)
+
+
+# one_hot: int64 class indices -> int64 rows with a 1 at each index (num_classes -1: max + 1)
+defop("aten::one_hot", "Tensor self, int num_classes=-1", _one_hot,
+      infer=lambda node, types: [TensorType("int64")], foldable=False)

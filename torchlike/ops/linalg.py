@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .registry import defop
+from .registry import OpDef, defop, register
 from .tensor_common import broadcast_shapes, compute_dtype, like, tensor_in
 
 # -- matmul --------------------------------------------------------------------------------------
@@ -65,3 +65,54 @@ def _infer_matmul(node, types):
 defop("aten::matmul", "Tensor self, Tensor other", _matmul, infer=_infer_matmul)
 defop("aten::mm", "Tensor self, Tensor mat2", _mm, infer=_infer_matmul)
 defop("aten::bmm", "Tensor self, Tensor mat2", _bmm, infer=_infer_matmul)
+
+
+def _vector_norm(xp, x, ord=2, dim=None, keepdim=False, dtype=None):
+    """``torch.linalg.vector_norm``: inf -> max |x|, -inf -> min |x|, 0 -> count of nonzeros,
+    else (sum |x|^ord)^(1/ord), over ``dim`` (all dims when None or empty)."""
+    from .tensor_common import dtype_arg, reduce_axes
+    out = dtype_arg(dtype) or str(x.dtype)
+    if x.dtype.kind not in "fc":
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as "
+                           f"input. Got {x.dtype}")
+    a = xp.abs(x.astype(compute_dtype(out), copy=False))
+    axes = reduce_axes(x, None if dim is None or len(dim) == 0 else dim)
+    ord = float(ord)
+    if ord == float("inf"):
+        if a.size == 0:
+            raise RuntimeError("linalg.vector_norm cannot compute the inf norm on an empty tensor")
+        r = xp.max(a, axis=axes, keepdims=keepdim)
+    elif ord == float("-inf"):
+        if a.size == 0:
+            raise RuntimeError("linalg.vector_norm cannot compute the -inf norm on an empty "
+                               "tensor")
+        r = xp.min(a, axis=axes, keepdims=keepdim)
+    elif ord == 0:
+        r = xp.sum(a != 0, axis=axes, keepdims=keepdim).astype(a.dtype)
+    elif ord == 1:
+        r = xp.sum(a, axis=axes, keepdims=keepdim)
+    elif ord == 2:
+        r = xp.sqrt(xp.sum(a * a, axis=axes, keepdims=keepdim))
+    else:
+        with np.errstate(all="ignore"):
+            r = xp.sum(a ** ord, axis=axes, keepdims=keepdim) ** (1.0 / ord)
+    return xp.asarray(r).astype(out, copy=False)
+
+
+defop("aten::linalg_vector_norm", "Tensor self, Scalar ord=2, int[1]? dim=None, "
+      "bool keepdim=False, ScalarType? dtype=None", _vector_norm, category="reduction")
+
+
+def _norm(xp, x, *args):
+    """``aten::norm``'s overloads, told apart by argument count: ``(p=2)``,
+    ``(p, dim, keepdim=False)``, ``(p, dim, keepdim, dtype)``; p None is 2."""
+    p = args[0] if args and args[0] is not None else 2
+    dim = args[1] if len(args) > 1 else None
+    keepdim = bool(args[2]) if len(args) > 2 else False
+    dtype = args[3] if len(args) > 3 else None
+    if isinstance(dim, int):
+        dim = [dim]
+    return _vector_norm(xp, x, p, dim, keepdim, dtype)
+
+
+register(OpDef("aten::norm", (), _norm, category="reduction", python_name="norm"))

@@ -63,9 +63,15 @@ NN_FUNCTIONS: Tuple[str, ...] = (
     "softmax", "softmin", "log_softmax", "_get_softmax_dim",
     # glu and normalization (ops/normalization.py), with batch_norm's training-mode check
     "glu", "layer_norm", "batch_norm", "_verify_batch_size",
+    # embedding, padding, normalize, and the losses (ops/losses.py) with the reduction-argument
+    # helpers of torch.nn._reduction they call (REDUCTION_HELPERS)
+    "embedding", "pad", "normalize", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
+    "cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
 )
+# torch.nn._reduction's functions the losses' graphs call
+REDUCTION_HELPERS: Tuple[str, ...] = ("get_enum", "legacy_get_string", "legacy_get_enum")
 
-_PATH = re.compile(r"# \S*?(torch/nn/functional\.py:\d+:\d+)")
+_PATH = re.compile(r"# \S*?(torch/nn/(?:functional|_reduction)\.py:\d+:\d+)")
 
 
 def trim_paths(text: str) -> str:
@@ -75,10 +81,12 @@ def trim_paths(text: str) -> str:
 
 def generate_texts(torch) -> Dict[str, str]:
     """{registered name: graph text} for ``NN_FUNCTIONS``, printed by ``torch`` now."""
+    import torch.nn._reduction as reduction
     import torch.nn.functional as F
     texts: Dict[str, str] = {}
-    for attr in NN_FUNCTIONS:
-        fn = torch.jit.script(getattr(F, attr))
+    for fn in [getattr(F, a) for a in NN_FUNCTIONS] + \
+            [getattr(reduction, a) for a in REDUCTION_HELPERS]:
+        fn = torch.jit.script(fn)
         texts[fn.name] = trim_paths(str(fn.graph)).rstrip("\n") + "\n"
     return texts
 
@@ -95,7 +103,8 @@ def generate_data_file() -> str:
     lines: List[str] = [
         f"{_HEADER}torch {torch.__version__}",
         f"{_HEADER}torch.jit.script(F.<name>).graph for each name in "
-        "torchlike.ops.nn_functions.NN_FUNCTIONS, installation paths trimmed;",
+        "torchlike.ops.nn_functions.NN_FUNCTIONS (and torch.nn._reduction's REDUCTION_HELPERS), "
+        "installation paths trimmed;",
         f"{_HEADER}written by torchlike.ops.nn_functions.write_data_file(): do not edit by hand.",
     ]
     for name, text in generate_texts(torch).items():

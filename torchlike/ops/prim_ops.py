@@ -199,7 +199,7 @@ def _size(xp, x, dim=None):
 
 
 def _infer_size(node, types):
-    if len(node.inputs) == 1 or types[1] == NONE:  # x.size() / x.shape: the int[] of sizes
+    if len(node.inputs) == 1 or (len(types) > 1 and types[1] == NONE):  # x.size(), x.shape
         return [ListType(INT)]
     return [INT]
 

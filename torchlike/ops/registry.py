@@ -83,6 +83,12 @@ class OpDef:
         """Positional + keyword arguments -> the full argument list, defaults filled in.
         A leading ``int[] size`` also takes its items as separate positional ints, as PyTorch's
         ``torch.zeros(3, 4)`` does."""
+        if not self.params:  # overloads told apart by argument count (arange, norm): as given
+            if kwargs and not set(kwargs) <= set(_OPTIONS):
+                raise TypeError(f"{self.name}() takes positional arguments only here, got "
+                                f"{sorted(kwargs)}")
+            # a factory's TensorOptions (arange(5, dtype=...)) go last, as graphs pass them
+            return list(args) + ([kwargs.pop(k, None) for k in _OPTIONS] if kwargs else [])
         args = gather_size(self, args)
         names = {p.name for p in self.params}
         for alias, name in KWARG_ALIASES.items():  # x.sum(axis=0), as PyTorch also accepts
@@ -102,6 +108,8 @@ class OpDef:
             raise TypeError(f"{self.name}() got unexpected arguments {sorted(kwargs)}")
         return out
 
+
+_OPTIONS = ("dtype", "layout", "device", "pin_memory")  # a factory's TensorOptions, in order
 
 # numpy's keyword names that PyTorch's Python API also accepts for ``dim`` and ``keepdim``
 KWARG_ALIASES: Dict[str, str] = {"axis": "dim", "keepdims": "keepdim"}

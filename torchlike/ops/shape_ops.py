@@ -484,3 +484,77 @@ defop("aten::cat", "Tensor[] tensors, int dim=0", _cat, category="shape", infer=
       aliases=("concat", "concatenate"))
 defop("aten::stack", "Tensor[] tensors, int dim=0", _stack, category="shape",
       infer=_infer_stack)
+
+
+def _triangle(keep):
+    def impl(xp, x, diagonal=0):
+        if x.ndim < 2:
+            raise RuntimeError(f"{keep}: input tensor must have at least 2 dimensions")
+        return getattr(xp, keep)(x, int(diagonal))  # numpy's: over the last two dims
+    return impl
+
+
+def _infer_same(node, types):
+    return [like(tensor_in(types))]
+
+
+# triu / tril: the upper / lower triangle of the last two dims, the rest zero
+defop("aten::triu", "Tensor self, int diagonal=0", _triangle("triu"), infer=_infer_same)
+defop("aten::tril", "Tensor self, int diagonal=0", _triangle("tril"), infer=_infer_same)
+
+
+def _broadcast_tensors(xp, tensors):
+    return list(xp.broadcast_arrays(*tensors))
+
+
+def _infer_broadcast_tensors(node, types):
+    return [ListType(TENSOR)]
+
+
+def _pad_widths(x, pad):
+    """PyTorch's pad list (last dim first: left, right, then the dim before ...) -> numpy's
+    per-dim (before, after) pairs."""
+    pad = [int(p) for p in pad]
+    if len(pad) % 2 or len(pad) // 2 > x.ndim:
+        raise RuntimeError(f"Padding length must be divisible by 2 and at most twice the number "
+                           f"of dims ({x.ndim}), got {len(pad)}")
+    widths = [(0, 0)] * x.ndim
+    for i in range(len(pad) // 2):
+        widths[x.ndim - 1 - i] = (pad[2 * i], pad[2 * i + 1])
+    return widths
+
+
+def _constant_pad(xp, x, pad, value=0):
+    widths = _pad_widths(x, pad)
+    # negative padding crops (PyTorch allows it for constant mode)
+    crop = tuple(slice(max(-b, 0), x.shape[d] - max(-a, 0)) for d, (b, a) in enumerate(widths))
+    x = x[crop]
+    grow = [(max(b, 0), max(a, 0)) for b, a in widths]
+    return xp.pad(x, grow, mode="constant", constant_values=x.dtype.type(value))
+
+
+_PAD_MODES = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}
+
+
+def _pad(xp, x, pad, mode="constant", value=None):
+    if mode == "constant":
+        return _constant_pad(xp, x, pad, 0 if value is None else value)
+    if mode not in _PAD_MODES:
+        raise RuntimeError(f"Unrecognised padding mode {mode}")
+    widths = _pad_widths(x, pad)
+    if any(b < 0 or a < 0 for b, a in widths):
+        raise RuntimeError(f"negative padding is only supported in constant mode, got {pad}")
+    return xp.pad(x, widths, mode=_PAD_MODES[mode])
+
+
+defop("aten::broadcast_tensors", "Tensor[] tensors", _broadcast_tensors,
+      infer=_infer_broadcast_tensors, category="shape")
+def _infer_padded(node, types):
+    t = tensor_in(types)
+    return [like(t, shape=None if t.shape is None else (None,) * len(t.shape))]
+
+
+defop("aten::constant_pad_nd", "Tensor self, int[] pad, Scalar value=0", _constant_pad,
+      infer=_infer_padded)
+defop("aten::pad", "Tensor self, int[] pad, str mode=\"constant\", float? value=None", _pad,
+      infer=_infer_padded)
