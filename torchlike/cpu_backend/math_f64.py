@@ -1,0 +1,546 @@
+"""Float64-native transcendental helpers (``tl_<name>_f64``) for the generated Numba kernels.
+
+Why: pip's llvmlite has no SVML, so ``np.exp`` on a double in a kernel loop is a libm call and
+LLVM leaves the loop scalar.  These helpers are call-free and branch-free -- every case is
+computed and the answer picked with ``a if c else b`` selects, which LLVM if-converts -- so the
+loop vectorizes at the machine's full double width (8 lanes with AVX-512, 4 with AVX2).  Integer
+work on the IEEE bits (exponent extraction, building ``2**n``) is int64 arithmetic, which
+vectorizes too; ``round(t)`` and the exponent as a double come from the 1.5 * 2**52 trick, with
+no float <-> int conversion.
+
+Algorithms (measured errors: ``python -m bench.accuracy --f64`` against mpmath, the table in
+bench/results/accuracy/report_f64.md; tests/test_math_f64.py asserts <= 1 ulp):
+
+* exp: Cody-Waite reduction x = n ln2 + r with FDLIBM's 2-part ln2 (``_LN2HI`` has 21 trailing
+  zero bits, so ``n * _LN2HI`` is exact), |r| <= ln2/2; expm1(r) by the Taylor polynomial to
+  r**13 (truncation < 1e-19 relative); ``2**n`` built from the bits and applied in two steps
+  (``y * 2**n1 * 2**n2``, both factors normal), so results in the subnormals round once and
+  overflow gives inf, as IEEE does.
+* expm1: FDLIBM's (rational approximation with the reduction's correction term and its cases
+  by n), all cases computed and selected.
+* log, log1p: FDLIBM's (x = 2**k (1 + f), s = f / (2 + f), a degree-14 polynomial in s, the
+  ``hfsq`` compensated form; log1p adds FDLIBM's correction for the rounding of 1 + x).
+  log2 and log10: FreeBSD's (the same kernel, the result split into hi + lo parts multiplied by
+  2-part constants).
+* sigmoid, silu, tanh (|x| >= 0.55), gelu(approximate='tanh'): 1 / (1 + exp(-t)) as
+  2**-n / (2**-n + 1 + p) with exp(-t) = 2**n (1 + p): the denominator as a double-double
+  (exact power-of-two sum + p), the quotient refined by one Newton step with FMA, the power of
+  two applied last (two steps: results in the subnormals, x exp(x) for x < -709, round once).
+  gelu's argument t = 2 sqrt(2/pi) (x + 0.044715 x**3) is computed as a double-double (an
+  error of one ulp in t is |t| ulps in the result in the negative tail).
+  tanh below 0.55: x + x**3 P(x**2), P a degree-10 Chebyshev fit (error < 1e-17).
+* softplus: max(y, 0) + log1p(exp(-|y|)) (y = beta x), exp's rounding error fed to log1p's
+  correction term.  mish: x tanh(log1p(e)) = x n / (n + 2) with n = e (e + 2), e = exp(x) as a
+  double-double and the quotient refined, so only the last product rounds.
+* elu/selu/celu, log_sigmoid: the expm1 / exp / log1p above.
+
+Special values: NaN propagates; +-inf and signed zeros as libm (expm1, log1p, tanh keep -0.0);
+log(0) = -inf, log(<0) = nan; log of subnormals is exact up to rounding.  Polynomials use
+``llvm.fma`` where Numba's target CPU has FMA (math_f32's ``HAS_FMA``; multiply-add otherwise,
+where the refinement steps lose accuracy -- the <= 1 ulp figures are for FMA machines).
+Products that underflow are avoided where the result does not need them (x86 takes a
+~100-cycle assist per subnormal result).
+"""
+from __future__ import annotations
+
+import math
+
+import numba
+from llvmlite import ir as llvm_ir
+from numba.core import types
+from numba.extending import intrinsic
+
+from .math_f32 import HAS_FMA
+
+
+def _njit(fn):
+    return numba.njit(inline="always", error_model="numpy")(fn)
+
+
+_I64 = llvm_ir.IntType(64)
+_F64 = llvm_ir.DoubleType()
+
+
+@intrinsic
+def _fma(typingctx, a, b, c):
+    """a * b + c, rounded once where the target has FMA (twice otherwise)."""
+    if not (a == b == c == types.float64):
+        return None
+
+    def codegen(context, builder, sig, args):
+        if HAS_FMA:
+            fn = builder.module.declare_intrinsic(
+                "llvm.fma", [_F64], llvm_ir.FunctionType(_F64, [_F64, _F64, _F64]))
+            return builder.call(fn, args)
+        return builder.fadd(builder.fmul(args[0], args[1]), args[2])
+    return types.float64(types.float64, types.float64, types.float64), codegen
+
+
+@intrinsic
+def _bits(typingctx, x):
+    """The IEEE bits of the double x as an int64."""
+    if x != types.float64:
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(args[0], _I64)
+    return types.int64(types.float64), codegen
+
+
+@intrinsic
+def _from_bits(typingctx, b):
+    """The double whose IEEE bits are the int64 b."""
+    if b != types.int64:
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(args[0], _F64)
+    return types.float64(types.int64), codegen
+
+
+_INF, _NAN = math.inf, math.nan
+_ROUND = 6755399441055744.0  # 1.5 * 2**52: (t + _ROUND) - _ROUND rounds t, |t| < 2**51
+_ROUND_BITS = 0x4338000000000000  # its bits: bits(t + _ROUND) - _ROUND_BITS = round(t)
+_INVLN2 = 1.44269504088896338700e+00
+_LN2HI = 6.93147180369123816490e-01  # 0x3fe62e42fee00000: n * _LN2HI exact for |n| < 2**21
+_LN2LO = 1.90821492927058770002e-10
+_TINY = 2.0 ** -54  # below this, expm1/log1p/tanh(x) round to x
+
+
+@_njit
+def _pow2(n):
+    """2**n for an int64 n in [-1022, 1023]."""
+    return _from_bits((n + 1023) << 52)
+
+
+@_njit
+def _scale_parts(n):
+    """(2**n1, 2**n2), n1 + n2 = n, both normal for n in [-2044, 2046]."""
+    n1 = n >> 1
+    return _pow2(n1), _pow2(n - n1)
+
+
+_EXP_C = tuple(1.0 / math.factorial(k) for k in range(2, 14))  # 1/2! .. 1/13!
+
+
+@_njit
+def _exp_core(t, tlo):
+    """(n, r, c) with exp(t + tlo) = 2**n (1 + r + c), |r| <= ln2/2 (a little more at ties),
+    |c| < 0.07, for a finite |t| < 2**40 and a tiny tlo: Cody-Waite reduction t = n ln2 + r
+    (+ rlo: r's rounding error and tlo), c = w + rlo (1 + r + w), w = r**2 (1/2 + r/6 + ...
+    + r**11/13!)."""
+    k = t * _INVLN2 + _ROUND
+    nf = k - _ROUND
+    hi = t - nf * _LN2HI  # exact
+    lo = nf * _LN2LO
+    r = hi - lo
+    rlo = ((hi - r) - lo) + tlo
+    c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13 = _EXP_C
+    q = _fma(_fma(_fma(_fma(c13, r, c12), r, c11), r, c10), r, c9)
+    q = _fma(_fma(_fma(_fma(q, r, c8), r, c7), r, c6), r, c5)
+    q = _fma(_fma(_fma(q, r, c4), r, c3), r, c2)
+    w = (r * r) * q
+    return _bits(k) - _ROUND_BITS, r, w + _fma(rlo, r + w, rlo)  # exp(rlo) = 1 + rlo
+
+
+@_njit
+def _one_plus(r, c):
+    """1 + r + c as a normalized double-double (hi, lo), |r| < 1, |c| < 0.1."""
+    h = 1.0 + r
+    lo = ((1.0 - h) + r) + c
+    hh = h + lo
+    return hh, lo - (hh - h)
+
+
+@_njit
+def tl_exp_f64(x):
+    xc = -746.0 if x < -746.0 else x
+    xc = 710.0 if xc > 710.0 else xc
+    xc = 0.0 if x != x else xc
+    n, r, c = _exp_core(xc, 0.0)
+    h = 1.0 + r
+    lo = ((1.0 - h) + r) + c
+    a, b = _scale_parts(n)
+    b = 0.0 if x < -745.2 else b  # rounds to 0: no underflowing product (slow on x86)
+    res = ((h + lo) * a) * b
+    return x if x != x else res
+
+
+# FDLIBM expm1's rational approximation on |r| <= ln2/2
+_Q1, _Q2 = -3.33333333333331316428e-02, 1.58730158725481460165e-03
+_Q3, _Q4 = -7.93650757867487942473e-05, 4.00821782732936239552e-06
+_Q5 = -2.01099218183624371326e-07
+
+
+@_njit
+def tl_expm1_f64(x):
+    xc = -40.0 if x < -40.0 else x  # expm1 rounds to -1 below -38
+    xc = 710.0 if xc > 710.0 else xc
+    xc = 0.0 if x != x else xc
+    k = xc * _INVLN2 + _ROUND
+    kf = k - _ROUND
+    n = _bits(k) - _ROUND_BITS
+    hi = xc - kf * _LN2HI
+    lo = kf * _LN2LO
+    r = hi - lo
+    c = (hi - r) - lo
+    hfx = 0.5 * r
+    hxs = r * hfx
+    r1 = _fma(hxs, _fma(hxs, _fma(hxs, _fma(hxs, _fma(hxs, _Q5, _Q4), _Q3), _Q2), _Q1), 1.0)
+    t = 3.0 - r1 * hfx
+    e = hxs * ((r1 - t) / (6.0 - r * t))
+    res0 = r - (r * e - hxs)  # n == 0
+    e = (r * (e - c) - c) - hxs
+    res_m1 = 0.5 * (r - e) - 0.5  # n == -1
+    res_p1 = -2.0 * (e - (r + 0.5)) if r < -0.25 else 1.0 + 2.0 * (r - e)  # n == 1
+    a, b = _scale_parts(n)
+    res_far = ((1.0 - (e - r)) * a) * b - 1.0  # n <= -2 or n > 56
+    nc = 60 if n > 60 else n
+    nc = 0 if nc < 0 else nc
+    s = _pow2(nc)
+    si = _pow2(-nc)
+    res_mid = ((1.0 - si) - (e - r)) * s  # 2 <= n < 20
+    res_big = ((r - (e + si)) + 1.0) * s  # 20 <= n <= 56
+    res = res_big if n < 57 else res_far
+    res = res_mid if n < 20 else res
+    res = res_p1 if n == 1 else res
+    res = res0 if n == 0 else res
+    res = res_m1 if n == -1 else res
+    res = res_far if n < -1 else res
+    res = x if abs(x) < _TINY else res  # keeps -0.0 and the subnormals
+    return x if x != x else res
+
+
+# ----- log family (FDLIBM / FreeBSD) -----
+
+_LG1, _LG2 = 6.666666666666735130e-01, 3.999999999940941908e-01
+_LG3, _LG4 = 2.857142874366239149e-01, 2.222219843214978396e-01
+_LG5, _LG6 = 1.818357216161805012e-01, 1.531383769920937332e-01
+_LG7 = 1.479819860511658591e-01
+_SQRT2 = 1.4142135623730951
+_DBL_MIN = 2.2250738585072014e-308
+_TWO54 = 2.0 ** 54
+_MANT = 0x000FFFFFFFFFFFFF
+_ONE_BITS = 0x3FF0000000000000
+_EXP_TO_F = 0x4330000000000000  # (bits >> 52) | this, as a double: 2**52 + exponent field
+
+
+@_njit
+def _split(x):
+    """(k, f) with x = 2**k (1 + f), 1 + f in [sqrt(1/2), sqrt(2)), k a double, for a positive
+    finite x (subnormals scaled up first)."""
+    sub = x < _DBL_MIN
+    xs = x * _TWO54 if sub else x
+    bits = _bits(xs)
+    k = _from_bits((bits >> 52) | _EXP_TO_F) - 4503599627371519.0  # 2**52 + 1023
+    k = k - 54.0 if sub else k
+    m = _from_bits((bits & _MANT) | _ONE_BITS)
+    big = m > _SQRT2
+    return (k + 1.0 if big else k), (m * 0.5 if big else m) - 1.0
+
+
+@_njit
+def _log_kernel(f):
+    """(hfsq, s (hfsq + R)): log(1 + f) = f - (hfsq - s (hfsq + R)), |f| < 0.42."""
+    s = f / (2.0 + f)
+    z = s * s
+    w = z * z
+    t1 = w * _fma(w, _fma(w, _LG6, _LG4), _LG2)
+    t2 = z * _fma(w, _fma(w, _fma(w, _LG7, _LG5), _LG3), _LG1)
+    hfsq = 0.5 * f * f
+    return hfsq, s * (hfsq + (t2 + t1))
+
+
+@_njit
+def _log_special(x, res, pole):
+    """Special inputs: pole -> -inf, below it or NaN -> nan, +inf -> inf."""
+    res = _INF if x == _INF else res
+    res = -_INF if x == pole else res
+    return res if x >= pole else _NAN
+
+
+@_njit
+def _positive(x):
+    return x if (x > 0.0) & (x < _INF) else 1.0
+
+
+@_njit
+def tl_log_f64(x):
+    k, f = _split(_positive(x))
+    hfsq, r = _log_kernel(f)
+    return _log_special(x, k * _LN2HI - ((hfsq - (r + k * _LN2LO)) - f), 0.0)
+
+
+_HI_MASK = -0x100000000  # keeps the top 32 bits of a double
+
+
+@_njit
+def _log_hi_lo(f):
+    """log(1 + f) = hi + lo, hi with 21 significant bits (products by 2-part constants exact)."""
+    hfsq, r = _log_kernel(f)
+    hi = _from_bits(_bits(f - hfsq) & _HI_MASK)
+    return hi, ((f - hi) - hfsq) + r
+
+
+_IVLN2HI, _IVLN2LO = 1.44269504072144627571e+00, 1.67517131648865118353e-10
+_IVLN10HI, _IVLN10LO = 4.34294481878168880939e-01, 2.50829467116452752298e-11
+_LOG10_2HI, _LOG10_2LO = 3.01029995663611771306e-01, 3.69423907715893078616e-13
+
+
+@_njit
+def tl_log2_f64(x):
+    k, f = _split(_positive(x))
+    hi, lo = _log_hi_lo(f)
+    vhi = hi * _IVLN2HI
+    vlo = (lo + hi) * _IVLN2LO + lo * _IVLN2HI
+    w = k + vhi
+    vlo = vlo + ((k - w) + vhi)
+    return _log_special(x, vlo + w, 0.0)
+
+
+@_njit
+def tl_log10_f64(x):
+    k, f = _split(_positive(x))
+    hi, lo = _log_hi_lo(f)
+    vhi = hi * _IVLN10HI
+    y2 = k * _LOG10_2HI
+    vlo = k * _LOG10_2LO + (lo + hi) * _IVLN10LO + lo * _IVLN10HI
+    w = y2 + vhi
+    vlo = vlo + ((y2 - w) + vhi)
+    return _log_special(x, vlo + w, 0.0)
+
+
+@_njit
+def _log1p_parts(x, xlo):
+    """(a, f, b) with log1p(x + xlo) = a + f - b, a = k ln2_hi and f exact, |b| < 0.1, for
+    x > -1 finite (anything else gives some finite values), |xlo| tiny against x: FDLIBM's
+    log1p, with xlo added to its correction term for the rounding of 1 + x."""
+    u = 1.0 + x
+    k, f = _split(u if (u > 0.0) & (u < _INF) else 1.0)
+    c = (1.0 - (u - x)) if u >= 2.0 else (x - (u - 1.0))  # exact rounding error of u
+    c = 0.0 if k >= 54.0 else c
+    small = (x > -0.2928932188134524) & (x < 0.41421356237309503)
+    c = (xlo if small else c + xlo) / (1.0 + x if small else u)
+    k = 0.0 if small else k
+    f = x if small else f
+    hfsq, r = _log_kernel(f)
+    return k * _LN2HI, f, hfsq - (r + (k * _LN2LO + c))
+
+
+@_njit
+def tl_log1p_f64(x):
+    a, f, b = _log1p_parts(x, 0.0)
+    res = a - (b - f)
+    res = x if abs(x) < _TINY else res  # keeps -0.0 and the subnormals
+    return _log_special(x, res, -1.0)
+
+
+# ----- sigmoid, silu, tanh, gelu(tanh), softplus, mish -----
+
+_SIG_LO, _SIG_HI = -40.0, 760.0  # exp(-t) clamp: sigmoid is 1 above 37; x exp(x) 0 below -752
+
+
+@_njit
+def _sigmoid_parts(v, vlo):
+    """For e = exp(v + vlo) = 2**n (1 + r + c), v clamped to [-40, 760] (NaN: anything
+    finite): (dh, dl, s1, s2) with 1 / (1 + e) = (1 / (dh + dl)) * s1 * s2: dh + dl =
+    2**-n + 1 + r + c as a double-double, s1 s2 = 2**-n in two normal factors."""
+    vc = _SIG_LO if v < _SIG_LO else v
+    vc = _SIG_HI if vc > _SIG_HI else vc
+    vc = 0.0 if v != v else vc
+    n, r, c = _exp_core(vc, vlo)
+    nc = 1000 if n > 1000 else n
+    u = _pow2(-nc)  # 2**-n (negligible against 1 + r + c for n > 60)
+    a = u if u > 1.0 else 1.0
+    b = 1.0 if u > 1.0 else u
+    d0 = a + b  # Fast2Sum: d0 + e0 = u + 1 exactly
+    e0 = b - (d0 - a)
+    dh = d0 + r  # TwoSum: dh + e1 = d0 + r exactly
+    bb = dh - d0
+    e1 = (d0 - (dh - bb)) + (r - bb)
+    dl = (e0 + e1) + c
+    dh2 = dh + dl  # normalized: |dl| <= ulp(dh) / 2
+    dl = dl - (dh2 - dh)
+    dh = dh2
+    s1, s2 = _scale_parts(-n)
+    return dh, dl, s1, s2
+
+
+@_njit
+def _recip(dh, dl):
+    """1 / (dh + dl), |dl| < ulp(dh), rounded about once (one Newton step)."""
+    y = 1.0 / dh
+    return _fma(y, _fma(-y, dh, 1.0) - y * dl, y)
+
+
+@_njit
+def _quot(x, dh, dl):
+    """x / (dh + dl), |dl| < ulp(dh), rounded about once."""
+    q = x / dh
+    return _fma(_fma(-q, dh, x) - q * dl, 1.0 / dh, q)
+
+
+@_njit
+def tl_sigmoid_f64(x):
+    dh, dl, s1, s2 = _sigmoid_parts(-x, 0.0)
+    s2 = 0.0 if x < -745.2 else s2  # rounds to 0: no underflowing product
+    return x if x != x else (_recip(dh, dl) * s1) * s2
+
+
+@_njit
+def tl_silu_f64(x):
+    dh, dl, s1, s2 = _sigmoid_parts(-x, 0.0)
+    res = (_quot(x, dh, dl) * s1) * s2
+    res = x if x > 40.0 else res  # also x = inf
+    res = x if x == 0.0 else res  # keeps -0.0
+    return x * 0.0 if x < -_SIG_HI else res  # rounds to -0.0 (nan at -inf, as x * sigmoid)
+
+
+_GELU_C = 2.0 * 0.7978845608028654  # 2 sqrt(2/pi), as PyTorch's float64 kBeta doubled
+_GELU_K = 0.044715
+
+
+@_njit
+def tl_gelu_tanh_f64(x):
+    # 0.5 x (1 + tanh(u)) = x sigmoid(2u) = x / (1 + exp(-t)), t = 2u as a double-double
+    xc = 30.0 if x > 30.0 else x  # gelu(x) = x above 30, rounds to -0.0 below -30
+    xc = -30.0 if xc < -30.0 else xc
+    xc = 0.0 if x != x else xc
+    x2 = xc * xc
+    x2l = _fma(xc, xc, -x2)
+    x3 = x2 * xc
+    x3l = _fma(x2, xc, -x3) + x2l * xc
+    ah = _GELU_K * x3
+    al = _fma(_GELU_K, x3, -ah) + _GELU_K * x3l
+    wh = xc + ah  # TwoSum
+    bb = wh - xc
+    wl = ((xc - (wh - bb)) + (ah - bb)) + al
+    th = _GELU_C * wh
+    tl = _fma(_GELU_C, wh, -th) + _GELU_C * wl
+    dh, dl, s1, s2 = _sigmoid_parts(-th, -tl)
+    res = (_quot(xc, dh, dl) * s1) * s2
+    res = x if (x > 30.0) | (x == 0.0) else res  # keeps -0.0
+    res = x * 0.0 if x < -30.0 else res  # -0.0 (nan at -inf, as 0.5 x (1 + tanh u))
+    return x if x != x else res
+
+
+_TANH_P = (-2.060276537636634e-05, 8.511313685577672e-05, -0.0002346347410887237,
+           0.0005889360520074057, -0.001455661830100716, 0.003592110378689024,
+           -0.008863234397814355, 0.021869488493666944, -0.053968253967434016,
+           0.13333333333332714, -0.3333333333333333)  # (tanh(x) / x - 1) / x**2, x <= 0.55
+
+
+@_njit
+def tl_tanh_f64(x):
+    a = abs(x)
+    z = x * x
+    p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10 = _TANH_P
+    q = _fma(_fma(_fma(_fma(_fma(p0, z, p1), z, p2), z, p3), z, p4), z, p5)
+    q = _fma(_fma(_fma(_fma(_fma(q, z, p6), z, p7), z, p8), z, p9), z, p10)
+    small = _fma(x, z * q, x)
+    # 1 - 2 sigmoid(-2a): 2 sigmoid(-2a) <= 1/2 for a >= 0.55, accurate to about half an ulp
+    dh, dl, s1, s2 = _sigmoid_parts(2.0 * a if a < 22.0 else 44.0, 0.0)  # tanh(22) = 1
+    big = 1.0 - ((2.0 * _recip(dh, dl)) * s1) * s2
+    big = -big if x < 0.0 else big
+    res = small if a < 0.55 else big
+    res = x if a < _TINY else res  # keeps -0.0 and the subnormals
+    return x if x != x else res
+
+
+@_njit
+def _exp_dd(x):
+    """exp(x) = (eh + el) * 2**n1 * 2**n2 for x in [-760, 710], eh + el a double-double."""
+    n, r, c = _exp_core(x, 0.0)
+    eh, el = _one_plus(r, c)
+    s1, s2 = _scale_parts(n)
+    return eh, el, s1, s2
+
+
+@_njit
+def _softplus_dd(y):
+    """softplus(y) = max(y, 0) + log1p(exp(-|y|)) as a double-double (h, l), y not NaN:
+    exp's rounding error goes to log1p as its low part, the sum is exact but for b's rounding."""
+    v = -abs(y)
+    vc = -760.0 if v < -760.0 else v
+    eh, el, s1, s2 = _exp_dd(vc)
+    s2 = 0.0 if v < -745.2 else s2
+    e = (eh * s1) * s2
+    elo = (el * s1) * s2
+    a, f, b = _log1p_parts(e, elo)
+    tiny = e < _TINY  # log1p(e) = e (subnormals too)
+    f = e if tiny else f
+    b = -elo if tiny else b
+    m = y if y > 0.0 else 0.0
+    sa = a + f  # TwoSum
+    bb = sa - a
+    e1 = (a - (sa - bb)) + (f - bb)
+    h = m + sa  # TwoSum
+    bb = h - m
+    e2 = (m - (h - bb)) + (sa - bb)
+    lo = (e1 + e2) - b
+    hh = h + lo
+    big = y > 40.0  # softplus(y) rounds to y (y = inf too)
+    return (y if big else hh), (0.0 if big else lo - (hh - h))
+
+
+@_njit
+def tl_softplus_f64(x, beta, threshold):
+    # log1p(exp(y)) / beta, y = beta x, the quotient of the double-double rounded once
+    b = beta * 1.0  # an int literal beta as a double
+    y = x * b
+    h, lo = _softplus_dd(0.0 if y != y else y)
+    q = h / b
+    res = q + (_fma(-q, b, h) + lo) / b
+    res = x if y > threshold else res
+    return y if y != y else res
+
+
+@_njit
+def tl_log_sigmoid_f64(x):
+    # min(x, 0) - log1p(exp(-|x|)) = -softplus(-x) (+0.0 where it rounds to 0, as PyTorch)
+    h, lo = _softplus_dd(0.0 if x != x else -x)
+    return x if x != x else 0.0 - (h + lo)
+
+
+@_njit
+def tl_mish_f64(x):
+    # tanh(log1p(e)) = n / (n + 2), n = e (e + 2), e = exp(x): in double-double, then x * that
+    # with one rounding.  Below -38 tanh(log1p(e)) rounds to e: x e, scaled last.
+    xc = 40.0 if x > 40.0 else x  # mish(x) = x above 40 (t = 1 - 2 e**-2x)
+    xc = -760.0 if xc < -760.0 else xc
+    xc = 0.0 if x != x else xc
+    eh, el, s1, s2 = _exp_dd(xc)
+    tail = (_fma(xc, eh, xc * el) * s1) * s2  # x e for x < -38
+    mid = xc > -38.0
+    s1m = s1 if mid else 1.0
+    s2m = s2 if mid else 1.0
+    e = (eh * s1m) * s2m  # exp(x) as e + el2 (exact scaling for x >= -38)
+    el2 = (el * s1m) * s2m
+    # g = e + 2 (double-double)
+    gh = e + 2.0
+    bb = gh - e
+    gl = ((e - (gh - bb)) + (2.0 - bb)) + el2
+    # n = e * g
+    nh = e * gh
+    nl = _fma(e, gh, -nh) + (e * gl + el2 * gh)
+    # d = n + 2
+    dh = nh + 2.0
+    bb = dh - nh
+    dl = ((nh - (dh - bb)) + (2.0 - bb)) + nl
+    # t = n / d as th + tl
+    th = nh / dh
+    tl = (_fma(-th, dh, nh) + nl - th * dl) / dh
+    res = _fma(xc, th, xc * tl)
+    res = tail if xc <= -38.0 else res
+    res = x if (x > 40.0) | (x == 0.0) else res  # keeps -0.0
+    res = x * 0.0 if x < -760.0 else res  # -0.0 (nan at -inf)
+    return x if x != x else res
+
+
+@_njit
+def tl_elu_f64(x, alpha, scale, input_scale):
+    neg = tl_expm1_f64(x * input_scale) * (alpha * scale)
+    return x * scale if x > 0.0 else neg
+
+
+__all__ = [name for name in dir() if name.startswith("tl_")]
