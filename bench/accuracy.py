@@ -445,11 +445,14 @@ def _mp_gelu_tanh(mp, v):
 # name: (helper attr, constant args, mpmath reference fn(mp, x))
 OPS64 = {
     "exp": ("exp", (), lambda mp, v: mp.exp(v)),
+    "exp2": ("exp2", (), lambda mp, v: mp.power(2, v)),
     "expm1": ("expm1", (), lambda mp, v: mp.expm1(v)),
     "log": ("log", (), lambda mp, v: mp.log(v)),
     "log1p": ("log1p", (), lambda mp, v: mp.log1p(v)),
     "log2": ("log2", (), lambda mp, v: mp.log(v, 2)),
     "log10": ("log10", (), lambda mp, v: mp.log10(v)),
+    "sinh": ("sinh", (), lambda mp, v: mp.sinh(v)),
+    "cosh": ("cosh", (), lambda mp, v: mp.cosh(v)),
     "tanh": ("tanh", (), lambda mp, v: mp.tanh(v)),
     "sigmoid": ("sigmoid", (), lambda mp, v: 1 / (1 + mp.exp(-v))),
     "silu": ("silu", (), lambda mp, v: v / (1 + mp.exp(-v))),
@@ -461,7 +464,7 @@ OPS64 = {
     "log_sigmoid": ("log_sigmoid", (), lambda mp, v: -mp.log1p(mp.exp(-v))),
 }
 _DOMAIN64 = {"log": 0.0, "log2": 0.0, "log10": 0.0, "log1p": -1.0}  # x below: NaN
-_INTERVALS64 = [(-1e-8, 1e-8), (-0.01, 0.01), (-0.4, 0.4), (-0.6, 0.6), (-1.2, 1.2), (-3, 3),
+_INTERVALS64 = [(-1e-8, 1e-8), (-1080, -1020), (1020, 1025), (-712, -705), (705, 712), (-0.01, 0.01), (-0.4, 0.4), (-0.6, 0.6), (-1.2, 1.2), (-3, 3),
                 (-10, 10), (-25, 25), (-45, 45), (-750, 750), (-760, -700), (700, 710),
                 (-1.0, -0.25), (0.25, 2.5), (30.0, 60.0)]
 _SPECIAL64 = [0.0, -0.0, np.inf, -np.inf, np.nan, 5e-324, -5e-324, 2.2250738585072014e-308,

@@ -20,9 +20,11 @@ pytest.importorskip("mpmath")
 
 # bench/accuracy.py's OPS64 name -> the registry op case whose float64 template calls it
 CASES = {
-    "exp": OpCase("aten::exp"), "expm1": OpCase("aten::expm1"), "log": OpCase("aten::log"),
+    "exp": OpCase("aten::exp"), "exp2": OpCase("aten::exp2"), "expm1": OpCase("aten::expm1"),
+    "log": OpCase("aten::log"),
     "log1p": OpCase("aten::log1p"), "log2": OpCase("aten::log2"),
     "log10": OpCase("aten::log10"), "tanh": OpCase("aten::tanh"),
+    "sinh": OpCase("aten::sinh"), "cosh": OpCase("aten::cosh"),
     "sigmoid": OpCase("aten::sigmoid"), "silu": OpCase("aten::silu"),
     "gelu_tanh": OpCase("aten::gelu", {"approximate": "tanh"}),
     "softplus": OpCase("aten::softplus"),
@@ -90,6 +92,9 @@ SPECIAL = [  # (helper, x, expected): exact, signed zeros included
     ("exp", -745.1332191019411, 5e-324), ("exp", -745.1332191019412, 0.0),
     ("exp", -708.3964185322641, 2.2250738585072626e-308), ("exp", -740.0, 4.2e-322),
     ("exp", 1.0, math.e),
+    ("exp2", -1074.0, 5e-324), ("exp2", -1075.0, 0.0), ("exp2", -1074.5, 5e-324),
+    ("exp2", 1023.0, 2.0 ** 1023), ("exp2", 1024.0, inf),
+    ("exp2", -inf, 0.0), ("exp2", nan, nan), ("exp2", -0.0, 1.0),
     ("expm1", -0.0, -0.0), ("expm1", 0.0, 0.0), ("expm1", 5e-324, 5e-324),
     ("expm1", -5e-324, -5e-324), ("expm1", -inf, -1.0), ("expm1", inf, inf),
     ("expm1", -40.0, -1.0), ("expm1", 710.0, inf), ("expm1", nan, nan),
@@ -101,6 +106,10 @@ SPECIAL = [  # (helper, x, expected): exact, signed zeros included
     ("log1p", -5e-324, -5e-324), ("log1p", -inf, nan),
     ("tanh", -0.0, -0.0), ("tanh", inf, 1.0), ("tanh", -inf, -1.0), ("tanh", 5e-324, 5e-324),
     ("tanh", -25.0, -1.0), ("tanh", nan, nan),
+    ("sinh", -0.0, -0.0), ("sinh", 5e-324, 5e-324), ("sinh", inf, inf), ("sinh", -inf, -inf),
+    ("sinh", 710.4758600739439, 1.7976931348621744e308), ("sinh", -710.5, -inf),
+    ("sinh", nan, nan), ("cosh", -0.0, 1.0), ("cosh", -inf, inf), ("cosh", 710.5, inf),
+    ("cosh", -710.4758600739439, 1.7976931348621744e308), ("cosh", nan, nan),
     ("sigmoid", -0.0, 0.5), ("sigmoid", inf, 1.0), ("sigmoid", -inf, 0.0),
     ("sigmoid", -745.2, 0.0), ("sigmoid", nan, nan),
     ("silu", -0.0, -0.0), ("silu", inf, inf), ("silu", -inf, nan), ("silu", -800.0, -0.0),

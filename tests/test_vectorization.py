@@ -111,7 +111,7 @@ graph(%x : Tensor, %y : Tensor, %e : Tensor):
 
 # float64 graphs: the math_f64 helpers vectorize at the full width too (LANES / 2 doubles)
 GRAPHS64 = {
-    "f64 exp/log1p/tanh/sigmoid/mish/log": ("""
+    "f64 exp/log1p/tanh/sigmoid/mish/log/sinh/cosh/exp2": ("""
 graph(%x : Tensor):
   %1 : Tensor = aten::exp(%x)
   %2 : Tensor = aten::log1p(%1)
@@ -119,7 +119,10 @@ graph(%x : Tensor):
   %4 : Tensor = aten::sigmoid(%3)
   %5 : Tensor = aten::mish(%4)
   %6 : Tensor = aten::log(%5)
-  return (%6)
+  %7 : Tensor = aten::sinh(%6)
+  %8 : Tensor = aten::cosh(%7)
+  %9 : Tensor = aten::exp2(%8)
+  return (%9)
 """, lambda: [np.ones((64, 64), np.float64)]),
     "f64 gelu_tanh/silu/softplus/elu/log_sigmoid/expm1/log2/log10": ("""
 graph(%x : Tensor):

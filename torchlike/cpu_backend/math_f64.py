@@ -124,23 +124,28 @@ _EXP_C = tuple(1.0 / math.factorial(k) for k in range(2, 14))  # 1/2! .. 1/13!
 
 
 @_njit
-def _exp_core(t, tlo):
-    """(n, r, c) with exp(t + tlo) = 2**n (1 + r + c), |r| <= ln2/2 (a little more at ties),
-    |c| < 0.07, for a finite |t| < 2**40 and a tiny tlo: Cody-Waite reduction t = n ln2 + r
-    (+ rlo: r's rounding error and tlo), c = w + rlo (1 + r + w), w = r**2 (1/2 + r/6 + ...
-    + r**11/13!)."""
-    k = t * _INVLN2 + _ROUND
-    nf = k - _ROUND
-    hi = t - nf * _LN2HI  # exact
-    lo = nf * _LN2LO
-    r = hi - lo
-    rlo = ((hi - r) - lo) + tlo
+def _exp_poly(n, r, rlo):
+    """(n, r, c) with 2**n exp(r + rlo) = 2**n (1 + r + c), |r| <= 0.35, rlo tiny: c = w +
+    rlo (1 + r + w), w = r**2 (1/2 + r/6 + ... + r**11/13!) (exp(rlo) = 1 + rlo)."""
     c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13 = _EXP_C
     q = _fma(_fma(_fma(_fma(c13, r, c12), r, c11), r, c10), r, c9)
     q = _fma(_fma(_fma(_fma(q, r, c8), r, c7), r, c6), r, c5)
     q = _fma(_fma(_fma(q, r, c4), r, c3), r, c2)
     w = (r * r) * q
-    return _bits(k) - _ROUND_BITS, r, w + _fma(rlo, r + w, rlo)  # exp(rlo) = 1 + rlo
+    return n, r, w + _fma(rlo, r + w, rlo)
+
+
+@_njit
+def _exp_core(t, tlo):
+    """(n, r, c) with exp(t + tlo) = 2**n (1 + r + c), |r| <= ln2/2 (a little more at ties),
+    |c| < 0.07, for a finite |t| < 2**40 and a tiny tlo: Cody-Waite reduction t = n ln2 + r
+    (+ rlo: r's rounding error and tlo, kept), then ``_exp_poly``."""
+    k = t * _INVLN2 + _ROUND
+    nf = k - _ROUND
+    hi = t - nf * _LN2HI  # exact
+    lo = nf * _LN2LO
+    r = hi - lo
+    return _exp_poly(_bits(k) - _ROUND_BITS, r, ((hi - r) - lo) + tlo)
 
 
 @_njit
@@ -163,6 +168,77 @@ def tl_exp_f64(x):
     a, b = _scale_parts(n)
     b = 0.0 if x < -745.2 else b  # rounds to 0: no underflowing product (slow on x86)
     res = ((h + lo) * a) * b
+    return x if x != x else res
+
+
+_LN2 = 0.6931471805599453
+_LN2_LO = 2.3190468138462996e-17  # ln2 - _LN2
+
+
+@_njit
+def tl_exp2_f64(x):
+    # 2**x = 2**n exp(d ln2), d = x - round(x) exact, d ln2 as a double-double
+    xc = -1080.0 if x < -1080.0 else x
+    xc = 1030.0 if xc > 1030.0 else xc
+    xc = 0.0 if x != x else xc
+    k = xc + _ROUND
+    d = xc - (k - _ROUND)
+    rh = d * _LN2
+    rl = _fma(d, _LN2, -rh) + d * _LN2_LO
+    n, r, c = _exp_poly(_bits(k) - _ROUND_BITS, rh, rl)
+    h = 1.0 + r
+    lo = ((1.0 - h) + r) + c
+    a, b = _scale_parts(n)
+    b = 0.0 if x < -1076.0 else b  # rounds to 0: no underflowing product
+    res = ((h + lo) * a) * b
+    return x if x != x else res
+
+
+# ----- sinh, cosh -----
+
+_SINH_C = tuple(1.0 / math.factorial(2 * k + 1) for k in range(1, 13))  # 1/3! .. 1/25!
+
+
+@_njit
+def _hyperbolic(a, sgn):
+    """(exp(a) + sgn exp(-a)) / 2 for a = |x| (clamped to 711: inf beyond), sgn = +-1:
+    exp(a) = 2**n (eh + el) and its reciprocal as double-doubles, summed exactly but for the
+    last rounding, 2**(n - 1) applied last in two steps (cosh overflows after exp does)."""
+    ac = 711.0 if a > 711.0 else a
+    ac = 0.0 if a != a else ac
+    n, r, c = _exp_core(ac, 0.0)
+    h = 1.0 + r
+    lo = ((1.0 - h) + r) + c
+    eh = h + lo
+    el = lo - (eh - h)
+    y = 1.0 / eh
+    yl = y * (_fma(-y, eh, 1.0) - y * el)  # 1 / (eh + el) = y + yl
+    nc = 40 if n > 40 else n  # exp(-2a) negligible beyond
+    f = sgn * _pow2(-2 * nc)
+    th = y * f
+    sh = eh + th  # TwoSum
+    bb = sh - eh
+    se = (eh - (sh - bb)) + (th - bb)
+    s1, s2 = _scale_parts(n - 1)
+    return ((sh + (se + (el + yl * f))) * s1) * s2
+
+
+@_njit
+def tl_cosh_f64(x):
+    return x * x if x != x else _hyperbolic(abs(x), 1.0)
+
+
+@_njit
+def tl_sinh_f64(x):
+    # |x| < 1: x + x**3 (1/3! + x**2/5! + ... + x**22/25!); above, (exp(a) - exp(-a)) / 2
+    z = x * x
+    c3, c5, c7, c9, c11, c13, c15, c17, c19, c21, c23, c25 = _SINH_C
+    q = _fma(_fma(_fma(_fma(_fma(c25, z, c23), z, c21), z, c19), z, c17), z, c15)
+    q = _fma(_fma(_fma(_fma(_fma(_fma(q, z, c13), z, c11), z, c9), z, c7), z, c5), z, c3)
+    small = _fma(x, z * q, x)
+    big = _hyperbolic(abs(x), -1.0)
+    big = -big if x < 0.0 else big
+    res = small if abs(x) < 1.0 else big
     return x if x != x else res
 
 

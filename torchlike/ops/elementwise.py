@@ -176,7 +176,8 @@ _erf, _erfc = _np_special(math.erf), _np_special(math.erfc)
 
 
 # float64 compute calls scalar_math's vectorizable ``tl_<name>_f64`` for these (math_f64.py)
-F64_HELPERS = frozenset({"exp", "expm1", "log", "log1p", "log2", "log10", "tanh"})
+F64_HELPERS = frozenset({"exp", "exp2", "expm1", "log", "log1p", "log2", "log10", "tanh",
+                         "sinh", "cosh"})
 
 
 def _f32(name, np_name=None):
