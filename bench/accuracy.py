@@ -535,8 +535,8 @@ def reference64(name, x):
 
 
 def helper64(attr):
-    from torchlike.cpu_backend import math_f64
-    return getattr(math_f64, f"tl_{attr}_f64")
+    """The float64 helper (math_f64 / math_act_f64, as scalar_math re-exports it)."""
+    return getattr(sm, f"tl_{attr}_f64")
 
 
 _KERNELS64 = {}

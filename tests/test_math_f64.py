@@ -12,7 +12,7 @@ import pytest
 from differential import OpCase, registry_group, run_cpu
 
 from bench import accuracy as acc
-from torchlike.cpu_backend import math_f64, scalar_math
+from torchlike.cpu_backend import math_act_f64, math_f64, scalar_math
 from torchlike.ops import get
 from torchlike.ops.elementwise_base import pick_template
 
@@ -36,7 +36,8 @@ CASES = {
 
 def test_every_helper_is_measured():
     assert set(CASES) == set(acc.OPS64)
-    assert {f"tl_{attr}_f64" for attr, _, _ in acc.OPS64.values()} == set(math_f64.__all__)
+    helpers = set(math_f64.__all__) | set(math_act_f64.__all__)
+    assert {f"tl_{attr}_f64" for attr, _, _ in acc.OPS64.values()} == helpers
 
 
 def _check(name, got):
@@ -79,9 +80,11 @@ def test_templates_pick_the_helpers(name):
     assert "_f64(" not in pick_template(tpl, "float32", case.attrs)  # float32/half: unchanged
 
 
-def test_kernels_see_the_float64_helpers():
-    for name in math_f64.__all__:
-        assert getattr(scalar_math, name) is getattr(math_f64, name)
+@pytest.mark.parametrize("module", [math_f64, math_act_f64])
+def test_kernels_see_the_float64_helpers(module):
+    assert module.__all__
+    for name in module.__all__:
+        assert getattr(scalar_math, name) is getattr(module, name)
         assert name in scalar_math.__all__
 
 

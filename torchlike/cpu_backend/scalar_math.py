@@ -29,7 +29,8 @@ Contract with the code generator:
   compares them).
 * ``tl_<name>_f64`` helpers (exp, exp2, expm1, log, log1p, log2, log10, sinh, cosh, tanh,
   sigmoid, silu,
-  gelu_tanh, softplus, mish, elu, log_sigmoid; ``math_f64.py``, re-exported here) are the
+  gelu_tanh, softplus, mish, elu, log_sigmoid; ``math_f64.py`` and ``math_act_f64.py``,
+  re-exported here) are the
   float64 templates': call-free, branch-free float64 arithmetic, within 1 ulp of the
   correctly rounded result.  The other float64 math (sin, cos, erf, ...) keeps libm.
 """
@@ -579,11 +580,8 @@ from .math_f32 import (  # noqa: E402, F401, I001 (re-exported for the kernels)
     tl_log2_f32, tl_log10_f32, tl_log_f32, tl_sigmoid_f32, tl_silu_f32,
     tl_softplus_f32, tl_tanh_f32,
 )
-from .math_f64 import (  # noqa: E402, F401, I001 (re-exported for the kernels)
-    tl_cosh_f64, tl_elu_f64, tl_exp2_f64, tl_exp_f64, tl_expm1_f64, tl_gelu_tanh_f64, tl_log1p_f64, tl_log2_f64,
-    tl_log10_f64, tl_log_f64, tl_log_sigmoid_f64, tl_mish_f64, tl_sigmoid_f64, tl_silu_f64,
-    tl_sinh_f64, tl_softplus_f64, tl_tanh_f64,
-)
+from .math_f64 import *  # noqa: E402, F401, F403 (float64 exp/log family, sinh, cosh)
+from .math_act_f64 import *  # noqa: E402, F401, F403 (float64 tanh, sigmoid, activations)
 from .scalar_math_nn import *  # noqa: E402, F401, F403 (shifts, lgamma, log_sigmoid)
 from .scalar_math_pointwise import *  # noqa: E402, F401, F403 (ops/elementwise_pointwise.py)
 from .vector_width import tl_wide_vectors  # noqa: E402, F401
