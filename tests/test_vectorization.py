@@ -116,6 +116,46 @@ graph(%x : Tensor, %y : Tensor, %e : Tensor):
               np.ones((64, 64), np.int32)]),
 }
 
+# float64 graphs: the math_f64 helpers vectorize at the full width too (LANES / 2 doubles)
+GRAPHS64 = {
+    "f64 exp/log1p/tanh/sigmoid/mish/log/sinh/cosh/exp2": ("""
+graph(%x : Tensor):
+  %1 : Tensor = aten::exp(%x)
+  %2 : Tensor = aten::log1p(%1)
+  %3 : Tensor = aten::tanh(%2)
+  %4 : Tensor = aten::sigmoid(%3)
+  %5 : Tensor = aten::mish(%4)
+  %6 : Tensor = aten::log(%5)
+  %7 : Tensor = aten::sinh(%6)
+  %8 : Tensor = aten::cosh(%7)
+  %9 : Tensor = aten::exp2(%8)
+  return (%9)
+""", lambda: [np.ones((64, 64), np.float64)]),
+    "f64 gelu_tanh/silu/softplus/elu/log_sigmoid/expm1/log2/log10": ("""
+graph(%x : Tensor):
+  %a : str = prim::Constant[value="tanh"]()
+  %b : int = prim::Constant[value=2]()
+  %t : int = prim::Constant[value=5]()
+  %1 : Tensor = aten::gelu(%x, %a)
+  %2 : Tensor = aten::silu(%1)
+  %3 : Tensor = aten::softplus(%2, %b, %t)
+  %4 : Tensor = aten::elu(%3)
+  %5 : Tensor = aten::log_sigmoid(%4)
+  %6 : Tensor = aten::expm1(%5)
+  %7 : Tensor = aten::log2(%6)
+  %8 : Tensor = aten::log10(%7)
+  return (%8)
+""", lambda: [np.ones((64, 64), np.float64)]),
+    "f64 int32 * float64, exp": ("""
+graph(%x : Tensor, %y : Tensor):
+  %1 : Tensor = aten::mul(%x, %y)
+  %2 : Tensor = aten::exp(%1)
+  return (%2)
+""", lambda: [np.ones((64, 64), np.int32), np.ones((64, 64), np.float64)]),
+}
+GRAPHS.update(GRAPHS64)
+
+VECTOR_DOUBLE = re.compile(r"\b(?:fmul|fadd|fsub|fdiv) (?:\w+ )*<(\d+) x double>")
 VECTOR_FLOAT = re.compile(r"\b(?:fmul|fadd|fsub|fdiv) (?:\w+ )*<(\d+) x float>")
 LIBM_CALL = re.compile(r"call [^@\n]*@((?:exp|log|tanh|erf|pow|a?sin|a?cos|atan|sqrt)\w*)\(")
 
@@ -157,12 +197,22 @@ def widths(ir):
     return {int(w) for w in VECTOR_FLOAT.findall(ir)}
 
 
-@pytest.mark.parametrize("name", list(GRAPHS))
+@pytest.mark.parametrize("name", [g for g in GRAPHS if g not in GRAPHS64])
 def test_kernel_vectorizes_at_full_width(name):
     ir = kernel_ir(name)
     assert not LIBM_CALL.findall(ir), f"{name}: libm calls left: {set(LIBM_CALL.findall(ir))}"
     seen = widths(ir)
     assert seen and max(seen) >= LANES, f"{name}: float vector widths {seen}, want {LANES}"
+
+
+@pytest.mark.parametrize("name", list(GRAPHS64))
+def test_float64_kernel_vectorizes_at_full_width(name):
+    """math_f64's helpers: no libm call, double arithmetic LANES / 2 wide (8 with AVX-512)."""
+    ir = kernel_ir(name)
+    assert not LIBM_CALL.findall(ir), f"{name}: libm calls left: {set(LIBM_CALL.findall(ir))}"
+    seen = {int(w) for w in VECTOR_DOUBLE.findall(ir)}
+    assert seen and max(seen) >= LANES // 2, \
+        f"{name}: double vector widths {seen}, want {LANES // 2}"
 
 
 @pytest.mark.skipif("avx512f" not in FEATURES,

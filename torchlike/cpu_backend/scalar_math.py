@@ -26,7 +26,13 @@ Contract with the code generator:
   (below) compute in float64 (float32 forms accurate to 2 ulp needed float64 steps and were
   slower than these at 8 float lanes).  The
   previous float64-compute versions stay below as ``f64_<name>_f32`` (bench/accuracy.py
-  compares them); float64 compute keeps libm.
+  compares them).
+* ``tl_<name>_f64`` helpers (exp, exp2, expm1, log, log1p, log2, log10, sinh, cosh, tanh,
+  sigmoid, silu,
+  gelu_tanh, softplus, mish, elu, log_sigmoid; ``math_f64.py`` and ``math_act_f64.py``,
+  re-exported here) are the
+  float64 templates': call-free, branch-free float64 arithmetic, within 1 ulp of the
+  correctly rounded result.  The other float64 math (sin, cos, erf, ...) keeps libm.
 """
 from __future__ import annotations
 
@@ -574,6 +580,8 @@ from .math_f32 import (  # noqa: E402, F401, I001 (re-exported for the kernels)
     tl_log2_f32, tl_log10_f32, tl_log_f32, tl_sigmoid_f32, tl_silu_f32,
     tl_softplus_f32, tl_tanh_f32,
 )
+from .math_f64 import *  # noqa: E402, F401, F403 (float64 exp/log family, sinh, cosh)
+from .math_act_f64 import *  # noqa: E402, F401, F403 (float64 tanh, sigmoid, activations)
 from .scalar_math_nn import *  # noqa: E402, F401, F403 (shifts, lgamma, log_sigmoid)
 from .scalar_math_pointwise import *  # noqa: E402, F401, F403 (ops/elementwise_pointwise.py)
 from .vector_width import tl_wide_vectors  # noqa: E402, F401

@@ -50,12 +50,14 @@ _SELU_ARGS = f"{SELU_ALPHA!r}, {SELU_SCALE!r}, 1.0"
 elementwise("aten::selu", "Tensor self",
             ref=lambda xp, a: _elu(xp, a, SELU_ALPHA, SELU_SCALE, 1.0), dtypes="float",
             numba={"float32": f"tl_elu_f32({{self}}, {_SELU_ARGS})",
+                   "float64": f"tl_elu_f64({{self}}, {_SELU_ARGS})",
                    "default": f"tl_elu({{self}}, {_SELU_ARGS})"},
             cuda=f"tl_elu({{self}}, ({{T}}){SELU_ALPHA!r}, ({{T}}){SELU_SCALE!r}, ({{T}})1)")
 elementwise("aten::celu", "Tensor self, Scalar alpha=1.0",
             ref=lambda xp, a, alpha=1.0: _elu(xp, a, alpha, 1.0, 1.0 / alpha), dtypes="float",
             precheck=_celu_check,
             numba={"float32": "tl_elu_f32({self}, {alpha}, 1.0, 1.0 / {alpha})",
+                   "float64": "tl_elu_f64({self}, {alpha}, 1.0, 1.0 / {alpha})",
                    "default": "tl_elu({self}, {alpha}, 1.0, 1.0 / {alpha})"},
             cuda="tl_elu({self}, {alpha}, ({T})1, ({T})1 / {alpha})")
 
@@ -94,7 +96,8 @@ elementwise("aten::softshrink", "Tensor self, Scalar lambd=0.5",
 elementwise("aten::log_sigmoid", "Tensor self",
             ref=lambda xp, a: xp.minimum(a, a.dtype.type(0)) - xp.log1p(xp.exp(-xp.abs(a))),
             dtypes="float",
-            numba={"float32": "tl_log_sigmoid_f32({self})", "default": "tl_log_sigmoid({self})"},
+            numba={"float32": "tl_log_sigmoid_f32({self})", "float64": "tl_log_sigmoid_f64({self})",
+                   "default": "tl_log_sigmoid({self})"},
             cuda="tl_log_sigmoid({self})", aliases=("logsigmoid",))
 
 # ----- eval-mode randomness: rrelu and the dropout variants -----

@@ -18,7 +18,6 @@ from ..errors import ExecutionError, UnsupportedOpError
 from ..ir.types import SCALAR_TYPE_ENUM
 from .dtypes import Priority, is_float, result_type
 from .elementwise_base import compute_dtype_of, elementwise, rule_float, rule_same
-from .registry import REGISTRY
 
 
 def _alpha(xp, x, alpha):
@@ -176,10 +175,19 @@ def _np_special(fn):
 _erf, _erfc = _np_special(math.erf), _np_special(math.erfc)
 
 
+# float64 compute calls scalar_math's vectorizable ``tl_<name>_f64`` for these (math_f64.py)
+F64_HELPERS = frozenset({"exp", "exp2", "expm1", "log", "log1p", "log2", "log10", "tanh",
+                         "sinh", "cosh"})
+
+
 def _f32(name, np_name=None):
     """Numba template: float32 (and half) compute calls scalar_math's vectorizable
-    ``tl_<name>_f32``; float64 keeps numpy's (libm's) function, ``np.<np_name or name>``."""
-    return {"float32": f"tl_{name}_f32({{self}})", "default": f"np.{np_name or name}({{self}})"}
+    ``tl_<name>_f32``; float64 calls ``tl_<name>_f64`` for the names in ``F64_HELPERS`` and
+    keeps numpy's (libm's) function, ``np.<np_name or name>``, for the others."""
+    t = {"float32": f"tl_{name}_f32({{self}})", "default": f"np.{np_name or name}({{self}})"}
+    if name in F64_HELPERS:
+        t["float64"] = f"tl_{name}_f64({{self}})"
+    return t
 
 
 _FLOAT_UNARY = [  # name, numpy ref, numba template, numpy aliases
@@ -211,7 +219,8 @@ elementwise("aten::reciprocal", "Tensor self", ref=lambda xp, a: 1 / a, dtype_ru
             numba="np.{T}(1) / {self}", cuda="({T})1 / {self}")
 elementwise("aten::sigmoid", "Tensor self", ref=lambda xp, a: 1 / (1 + xp.exp(-a)),
             dtype_rule="float", cuda="tl_sigmoid({self})",
-            numba={"float32": "tl_sigmoid_f32({self})", "default": "tl_sigmoid({self})"})
+            numba={"float32": "tl_sigmoid_f32({self})", "float64": "tl_sigmoid_f64({self})",
+                   "default": "tl_sigmoid({self})"})
 elementwise("aten::erf", "Tensor self", ref=_erf, dtype_rule="float", cuda="tl_erf({self})",
             numba={"float32": "tl_erf_f32({self})", "default": "tl_erf({self})"})
 elementwise("aten::erfc", "Tensor self", ref=_erfc, dtype_rule="float", cuda="tl_erfc({self})",
@@ -282,7 +291,9 @@ def _t_gelu(dt, attrs):  # the same text in Numba and CUDA C
     return "tl_gelu_tanh({self})" if attrs.get("approximate") == "tanh" else "tl_gelu({self})"
 
 
-def _t_gelu_numba(dt, attrs):  # float32: scalar_math's vectorizable helpers
+def _t_gelu_numba(dt, attrs):  # float32 (and float64 tanh): scalar_math's vectorizable helpers
+    if dt == "float64" and attrs.get("approximate") == "tanh":
+        return "tl_gelu_tanh_f64({self})"
     if dt == "float32":
         return "tl_gelu_tanh_f32({self})" if attrs.get("approximate") == "tanh" else "tl_gelu_f32({self})"
     return _t_gelu(dt, attrs)
@@ -291,13 +302,16 @@ def _t_gelu_numba(dt, attrs):  # float32: scalar_math's vectorizable helpers
 elementwise("aten::gelu", 'Tensor self, str approximate="none"', ref=_gelu, dtypes="float",
             numba=_t_gelu_numba, cuda=_t_gelu)
 elementwise("aten::silu", "Tensor self", ref=lambda xp, a: a / (1 + xp.exp(-a)), dtypes="float",
-            numba={"float32": "tl_silu_f32({self})", "default": "{self} * tl_sigmoid({self})"},
+            numba={"float32": "tl_silu_f32({self})", "float64": "tl_silu_f64({self})",
+                   "default": "{self} * tl_sigmoid({self})"},
             cuda="{self} / (({T})1 + tl_exp(-{self}))")
 elementwise("aten::mish", "Tensor self", ref=lambda xp, a: a * xp.tanh(xp.log1p(xp.exp(a))),
-            dtypes="float", numba={"float32": "tl_mish_f32({self})", "default": "tl_mish({self})"},
+            dtypes="float", numba={"float32": "tl_mish_f32({self})", "float64": "tl_mish_f64({self})",
+                                   "default": "tl_mish({self})"},
             cuda="tl_mish({self})")
 elementwise("aten::softplus", "Tensor self, Scalar beta=1, Scalar threshold=20", ref=_softplus,
             dtypes="float", numba={"float32": "tl_softplus_f32({self}, {beta}, {threshold})",
+                                   "float64": "tl_softplus_f64({self}, {beta}, {threshold})",
                                    "default": "tl_softplus({self}, {beta}, {threshold})"},
             cuda="tl_softplus({self}, {beta}, {threshold})")
 elementwise("aten::hardsigmoid", "Tensor self",
@@ -334,6 +348,7 @@ elementwise("aten::leaky_relu", "Tensor self, Scalar negative_slope=0.01",
 elementwise("aten::elu", "Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1",
             ref=_elu, dtypes="float",
             numba={"float32": "tl_elu_f32({self}, {alpha}, {scale}, {input_scale})",
+                   "float64": "tl_elu_f64({self}, {alpha}, {scale}, {input_scale})",
                    "default": "tl_elu({self}, {alpha}, {scale}, {input_scale})"},
             cuda="tl_elu({self}, {alpha}, {scale}, {input_scale})")
 elementwise("aten::threshold", "Tensor self, Scalar threshold, Scalar value",
@@ -462,24 +477,6 @@ for _name, _np, _op in (("eq", "equal", "=="), ("ne", "not_equal", "!="), ("lt",
                 ref=lambda xp, a, b, _f=_np: getattr(xp, _f)(a, b), dtype_rule="compare",
                 numba=f"{{self}} {_op} {{other}}", cuda=f"{{self}} {_op} {{other}}", aliases=(_np,),
                 commutative=_name in ("eq", "ne"))
-
-def _sequence_equality(kind: str, equal: bool) -> None:
-    """TorchScript's ``aten::eq`` / ``aten::ne`` of two lists or strings (``x.size() ==
-    y.size()``, ``reduction == "mean"``): one Python bool, not an elementwise comparison."""
-    op = REGISTRY[kind]
-    elementwise_impl = op.impl
-
-    def impl(xp, a, b, *rest):
-        if isinstance(a, (list, tuple, str)) or isinstance(b, (list, tuple, str)):
-            same = (list(a) if isinstance(a, tuple) else a) == (list(b) if isinstance(b, tuple)
-                                                                  else b)
-            return same if equal else not same
-        return elementwise_impl(xp, a, b, *rest)
-    op.impl = impl
-
-
-_sequence_equality("aten::eq", True)
-_sequence_equality("aten::ne", False)
 
 for _name, _op, _c_op in (("and", "and", "&&"), ("or", "or", "||"), ("xor", "!=", "!=")):
     elementwise(f"aten::logical_{_name}", "Tensor self, Tensor other",

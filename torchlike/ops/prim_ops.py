@@ -32,8 +32,9 @@ from ..ir.types import (
     TupleType,
     Type,
 )
+from . import elementwise  # noqa: F401  (aten::eq and aten::ne, wrapped below)
 from .functions import call_function, lookup_function
-from .registry import OpDef, defop, register
+from .registry import REGISTRY, OpDef, defop, register
 from .tensor_common import arg, wrap_dim
 
 
@@ -305,3 +306,23 @@ defop("aten::__is__", "t1 self, t2 obj", lambda xp, a, b: a is b, infer=lambda n
       **_SCALAR)
 defop("aten::__isnot__", "t1 self, t2 obj", lambda xp, a, b: a is not b,
       infer=lambda n, t: [BOOL], **_SCALAR)
+
+
+# -- list and string equality: TorchScript's aten::eq / aten::ne overloads ------------------
+
+def _sequence_equality(kind: str, equal: bool) -> None:
+    """TorchScript's ``aten::eq`` / ``aten::ne`` of two lists or strings (``x.size() ==
+    y.size()``, ``reduction == "mean"``): one Python bool, not an elementwise comparison."""
+    op, seq = REGISTRY[kind], (list, tuple, str)
+    elementwise_impl = op.impl
+
+    def impl(xp, a, b, *rest):
+        if isinstance(a, seq) or isinstance(b, seq):
+            same = (a if isinstance(a, str) else list(a)) == (b if isinstance(b, str) else list(b))
+            return same == equal
+        return elementwise_impl(xp, a, b, *rest)
+    op.impl = impl
+
+
+for _name, _equal in (("aten::eq", True), ("aten::ne", False)):
+    _sequence_equality(_name, _equal)
