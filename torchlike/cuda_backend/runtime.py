@@ -105,6 +105,8 @@ class CudaBackend(Backend):
         for s in spec.signature:
             if isinstance(s, ArraySpec) and s.module == "numpy":
                 return "backend unavailable: cuda backend takes GPU arrays, not numpy"
+        if spec.reductions:  # row reductions are the CPU backend's: the executor splits the group
+            return "unsupported reduction in a fusion group (no CUDA reduction kernels yet)"
         return None
 
     def kernel_key(self, spec: GroupSpec) -> Tuple:
