@@ -5,20 +5,26 @@ buffers); inside a row, one loop per accumulation pass and one epilogue loop, ea
 elementwise loop that LLVM vectorizes.  Layer norm from mean/sub/mul/mean/rsqrt::
 
     for c in prange(nch):                      # chunks of rc rows
-        b0 = np.empty(N, np.float32)           # the second mean's operand, per element
+        b1_1 = np.empty(N, np.float32)         # the second mean's operand, per element
         for r in range(c * rc, min(R, c * rc + rc)):
             base = r * N
+            w0 = f0[base:base + N]             # the row of x (views: loops index from 0)
+            p0 = o0[base:base + N]
             r0 = np.float32(tl_rsum_f32(f0, base, N) / np.float32(N))   # pass 1: mean(x)
             for j in range(N):                                            # pass 2
-                x0 = f0[base + j]
+                x0 = w0[j]
                 v0 = x0 - r0
                 v1 = v0 * v0
-                b0[j] = v1
-            r1 = np.float32(tl_rsum_f32(b0, 0, N) / np.float32(N))      # mean(xc * xc)
-            v2 = r1 + k0 ...                                              # per row: rsqrt(var + eps)
+                b1_1[j] = v1
+            r1 = np.float32(tl_rsum_f32(b1_1, 0, N) / np.float32(N))    # mean(xc * xc)
+            v2 = np.float32((r1 + np.float32(1e-05)))                    # per row
+            v3 = np.float32((np.float32(1) / np.sqrt(v2)))
             for j in range(N):                                            # epilogue
+                x0 = w0[j]
+                x1 = f1[j]                     # gamma: one value per column
+                v0 = x0 - r0
                 ...
-                o0[base + j] = v6
+                p0[j] = v6
 
 A reduction's operand is stored in a row buffer (in the dtype it accumulates in) and reduced by
 ``row_math``'s vectorized helpers, or reduced straight from the input when it is one; later
@@ -91,7 +97,7 @@ class RowRenderer(_Renderer):
                     lines.append(f"x{i} = {self.buffered[param]}[j]")
                     continue
                 cls = plan.inputs[i]
-                at = f"f{i}[base + j]" if cls == "full" else f"f{i}[j]"
+                at = f"w{i}[j]" if cls == "full" else f"f{i}[j]"
                 lines.append(f"x{i} = {self.load(at, spec.values[param].dtype)}")
         for node in self.nodes:
             out = node.outputs[0]
@@ -246,7 +252,7 @@ class RowRenderer(_Renderer):
             body = self.element_lines(elem_outs, plan.passes + 1)
             for j, v in enumerate(self.outputs):
                 if plan.out_levels[j] == 2:
-                    body.append(f"o{j}[base + j] = "
+                    body.append(f"p{j}[j] = "
                                 f"{self.store(self.names[v], spec.values[v].dtype)}")
             lines += ["for j in range(N):"] + ["    " + s for s in body]
         for j, v in enumerate(self.outputs):
@@ -291,7 +297,11 @@ class RowRenderer(_Renderer):
         chunk = ["tl_wide_vectors()"]
         chunk += [f"{b} = np.empty(N, np.{dt})" for b, dt in self.buffers.items()]
         chunk += ["for r in range(c * rc, min(R, c * rc + rc)):"]
-        chunk += ["    base = r * N"] + ["    " + s for s in body]
+        # each row's slices: loops index them from 0 (no negative-index checks, they vectorize)
+        views = [f"w{i} = f{i}[base:base + N]" for i, cls in enumerate(plan.inputs)
+                 if cls == "full"]
+        views += [f"p{j} = o{j}[base:base + N]" for j, lv in enumerate(plan.out_levels) if lv == 2]
+        chunk += ["    base = r * N"] + ["    " + s for s in views + body]
         return head + [f"for c in {rng}(nch):"] + ["    " + s for s in chunk]
 
 
