@@ -393,3 +393,38 @@ def test_scripted_by_pytorch(strict_cpu, torch):
         (got,) = run_compiled(fused, *args)
         want = fn(*(torch.from_numpy(a) for a in args)).numpy()
         close(got, want, "float32", fn.__name__)
+
+
+def test_cuda_backends_refuse_reductions_and_groups_split(monkeypatch):
+    """No CUDA reduction kernels yet: the CUDA backends refuse the group in ``check``;
+    ``codegen`` lists the kernel of its elementwise part, and the executor splits a refused
+    group (shown with the cpu backend refusing it the same way): the producer still runs as a
+    kernel, strictly, the softmax interpreted."""
+    from differential import backend_missing, emulated_backend, fuser_settings, require
+
+    from torchlike.fuser.backend import analyze, get_backend_impl, signature_of
+    graph = parse_graph(reduction_graph("aten::softmax", pre="mul"))
+    fused = fuse(graph)
+    reductions_inside(fused)
+    (group,) = [n for n in fused.nodes if n.kind == "prim::FusionGroup"]
+    x = data((5, 7), "float32")
+    spec = analyze(group.attrs["Subgraph"], signature_of([x]))
+    reason = get_backend_impl("cuda").check(spec)
+    assert reason.startswith("unsupported reduction in a fusion group"), reason
+    (source,) = jit.codegen(fused, x, backend="cuda")  # the mul's kernel, not the softmax
+    assert "__global__" in source.source and "softmax" not in source.source
+    require(backend_missing("cuda-emulated"))
+    assert emulated_backend().check(spec) == reason
+
+    cpu = type(get_backend_impl("cpu"))
+    real_check = cpu.check
+    monkeypatch.setattr(cpu, "check", lambda self, spec: reason if spec.reductions
+                        else real_check(self, spec))
+    with fuser_settings("cpu", strict=True):
+        executor.clear_caches()
+        jit.reset_stats()
+        got = Interpreter(fused, fusion_runner=executor.run_fusion_group).run(x)
+        s = jit.stats()
+    assert s["groups_split"] == 1 and s["fallbacks"] == {}, s
+    assert s["cache_misses"] == 1, s  # the mul's group, compiled
+    close(got, interpreted(graph, x)[0], "float32")
