@@ -344,6 +344,32 @@ def test_against_pytorch(strict_cpu, torch, dtype, keepdim):
             close(got, want, dtype, f"{kind} {shape} keepdim={keepdim}")
 
 
+MAX_DIM = """graph(%x : Tensor):
+  %keep : bool = prim::Constant[value={keep}]()
+  %one : int = prim::Constant[value=1]()
+  %m1 : int = prim::Constant[value=-1]()
+  %v : Tensor, %i : Tensor = {kind}(%x, %m1, %keep)
+  %y : Tensor = aten::sub(%x, %v, %one)
+  return ({ret})"""
+
+
+def test_max_min_values_only(strict_cpu, torch):
+    """``x.max(-1)[0]``: values only, fused (NaN propagates as in PyTorch); with its indices
+    used it stays out of the group."""
+    x = data((6, 33), "float32")
+    x[1, 5] = np.nan
+    for kind, fn in (("aten::max", torch.max), ("aten::min", torch.min)):
+        graph = parse_graph(MAX_DIM.format(kind=kind, keep=1, ret="%y"))
+        fused = fuse(graph)
+        reductions_inside(fused)
+        (got,) = run_compiled(fused, x)
+        tx = torch.from_numpy(x)
+        close(got, (tx - fn(tx, -1, keepdim=True)[0]).numpy(), "float32", kind)
+        close(got, interpreted(graph, x)[0], "float32", kind)
+        graph = parse_graph(MAX_DIM.format(kind=kind, keep=1, ret="%y, %i"))
+        assert kind in [n.kind for n in fuse(graph).nodes]
+
+
 def test_var_std_corrections(strict_cpu, torch):
     """``unbiased=False`` (bool), ``correction=0/2`` (int, float); rows shorter than the
     correction give inf or nan, as in PyTorch."""
@@ -382,11 +408,14 @@ def test_scripted_by_pytorch(strict_cpu, torch):
     def lse(x):
         return torch.logsumexp(x * 0.5, -1, keepdim=True) - x.std(-1, keepdim=True)
 
+    def max_shifted(x):
+        return torch.exp(x - x.max(dim=-1, keepdim=True)[0])
+
     rng = np.random.default_rng(5)
     x = rng.standard_normal((16, 100)).astype(np.float32)
     w = rng.standard_normal(100).astype(np.float32)
     for fn, args in ((softmax, (x,)), (log_softmax, (x,)), (rms_norm, (x, w)), (centered, (x,)),
-                     (layer_norm, (x, w)), (lse, (x,))):
+                     (layer_norm, (x, w)), (lse, (x,)), (max_shifted, (x,))):
         graph = parse_graph(str(torch.jit.script(fn).graph))
         fused = jit.fuse(graph)
         reductions_inside(fused)

@@ -116,7 +116,7 @@ class RowRenderer(_Renderer):
 
     def per_element_result(self, r: RedInfo) -> List[str]:
         q = self.red_index[r.node]
-        out = r.node.output()
+        out = r.node.outputs[0]
         self.names[out] = f"e{q}"
         if r.red.kind == "aten::softmax":
             expr = f"b{q}_2[j] / s{q}"
@@ -196,7 +196,7 @@ class RowRenderer(_Renderer):
                 total = self.reduce_call("sum", r, buf, direct)
                 value = total if kind == "aten::sum" else f"{t}({total} / {t}(N))"
                 after.append(self.finish(r, value))
-            elif kind in ("aten::amax", "aten::amin"):
+            elif kind in ("aten::amax", "aten::amin", "aten::max", "aten::min"):
                 after.append(self.finish(r, self.reduce_call(kind[-3:], r, buf, direct)))
             elif kind in ("aten::var", "aten::std"):
                 if stage == 1:  # the mean
@@ -235,7 +235,7 @@ class RowRenderer(_Renderer):
     def finish(self, r: RedInfo, value: str) -> str:
         """A per-row reduction result ``r<q>``, converted to its output dtype."""
         q = self.red_index[r.node]
-        out = r.node.output()
+        out = r.node.outputs[0]
         self.names[out] = f"r{q}"
         self.row_vars.add(out)
         conv = self.convert(f"({value})", r.acc, r.out_dtype) if r.out_dtype != r.acc else value

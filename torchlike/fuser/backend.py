@@ -302,12 +302,13 @@ def _reduction(node: Node, values: Dict[Value, Any]) -> RedInfo:
         raise Unsupported(f"unsupported reduction {node.kind} over dims {list(red.dims)} "
                           f"of a {n}-d tensor (not the last dims)")
     rows, row = info.shape[:n - k], info.shape[n - k:]
-    if node.kind in ("aten::amax", "aten::amin") and math.prod(row) == 0:
+    if node.kind in ("aten::amax", "aten::amin", "aten::max", "aten::min") and \
+            math.prod(row) == 0:
         raise InterpretInstead()  # PyTorch's error for an empty reduction
     out_shape = info.shape if red.per_element else (
         rows + (1,) * k if red.keepdim else rows)
-    values[node.output()] = ValueInfo(ValueKind.OP, info.dtype,
-                                      Priority.DIM if out_shape else Priority.ZERO_DIM,
+    values[node.outputs[0]] = ValueInfo(ValueKind.OP, info.dtype,
+                                        Priority.DIM if out_shape else Priority.ZERO_DIM,
                                       info.dtype, out_shape)
     acc = "float64" if info.dtype == "float64" else "float32"
     return RedInfo(node, red, x, k, info.shape, info.dtype, acc)

@@ -34,7 +34,7 @@ is rebuilt in key order.
 
 Reductions (``row_reduce.py`` has the details).  A *row reduction* -- ``sum``, ``mean``,
 ``amax``, ``amin``, ``var``, ``std``, ``logsumexp`` over the trailing dim(s) of its input,
-``softmax`` and ``log_softmax`` over the last one -- is fusible like an elementwise op, so a
+``softmax``, ``log_softmax`` and values-only ``max``/``min`` over the last one -- is fusible like an elementwise op, so a
 group grows around it the usual way: its elementwise producers (computed per element inside
 the row's loop), the per-row arithmetic on its result (``var + eps``, ``rsqrt``), its epilogue
 (elementwise consumers broadcasting the result back over the row, ``x - mean``, ``e / sum``)
@@ -43,8 +43,8 @@ a group as one kernel, one parallel pass per row.  Where a group is cut, and why
 
 * a reduction over other dims (``dim=0``, a non-negative dim of an input of unknown rank,
   since it may not be the last), over every dim (``x.sum()``), with a ``dtype=`` or with
-  non-constant dims/keepdim/correction, of a non-float input, ``max``/``min`` with indices,
-  ``argmax``, ``prod``: not fusible, the group ends there (``decisions`` says which rule);
+  non-constant dims/keepdim/correction, of a non-float input, ``max``/``min`` whose indices
+  are used, ``argmax``, ``prod``, ``norm``: not fusible, the group ends there (``decisions`` says which rule);
 * at run time, when the exact inputs do not fit the row case -- a non-contiguous input, an
   input broadcast inside a row, a per-row value that meets a per-element one without
   ``keepdim``, reductions of different shapes in one group, a backend without reduction

@@ -54,20 +54,20 @@ def plan_rows(spec: GroupSpec) -> RowPlan:
     ones = lambda t: all(d == 1 for d in t)  # noqa: E731
     for node in spec.subgraph.nodes:
         if node.kind == "prim::Constant":
-            level[node.output()], avail[node.output()] = 0, 0
+            level[node.outputs[0]], avail[node.outputs[0]] = 0, 0
         elif node in by_red:
             r = by_red[node]
             if level[r.operand] != 2:
                 raise Unsupported("unsupported reduction of a value that is not per element")
             if spec.values[r.operand].shape != shape:
                 raise Unsupported("unsupported reduction of a value broadcast over the rows")
-            level[node.output()] = 2 if r.red.per_element else 1
-            avail[node.output()] = avail[r.operand] + r.red.passes
+            level[node.outputs[0]] = 2 if r.red.per_element else 1
+            avail[node.outputs[0]] = avail[r.operand] + r.red.passes
         elif node in by_node:
             o = by_node[node]
             refs = [v for v in list(o.operands) + list(o.attrs.values()) if isinstance(v, Value)]
             lv = max([level[v] for v in refs], default=0)
-            out_shape = spec.values[node.output()].shape
+            out_shape = spec.values[node.outputs[0]].shape
             if lv == 2:
                 p = padded(out_shape, n)
                 if p is None or any(a not in (1, b) for a, b in zip(p, shape)):
@@ -83,8 +83,8 @@ def plan_rows(spec: GroupSpec) -> RowPlan:
                         level[v] != 1 or spec.values[v].shape == out_shape
                         or ones(spec.values[v].shape) for v in refs)):
                     raise Unsupported("unsupported per-row values of different shapes")
-            level[node.output()] = lv
-            avail[node.output()] = max([avail[v] for v in refs], default=0)
+            level[node.outputs[0]] = lv
+            avail[node.outputs[0]] = max([avail[v] for v in refs], default=0)
         else:
             raise Unsupported(f"unsupported {node.kind} in a reduction group")
     out_levels = []
@@ -97,5 +97,5 @@ def plan_rows(spec: GroupSpec) -> RowPlan:
         if lv == 0:
             raise Unsupported("unsupported uniform output of a reduction group")
         out_levels.append(lv)
-    passes = max(avail[r.node.output()] for r in reds)
+    passes = max(avail[r.node.outputs[0]] for r in reds)
     return RowPlan(tuple(shape), k, tuple(classes), level, avail, passes, tuple(out_levels))

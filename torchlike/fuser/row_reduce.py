@@ -3,7 +3,9 @@ backend renders them from.
 
 A *row reduction* reduces the trailing ``k`` dims of its input ``S`` (shape ``rows + row``):
 ``sum``/``mean``/``amax``/``amin``/``var``/``std`` (any correction)/``logsumexp`` over
-``dim=-1`` (or ``[-2, -1]``, ...), ``softmax`` and ``log_softmax`` over ``dim=-1``.  Each row is reduced independently, so one kernel can run one
+``dim=-1`` (or ``[-2, -1]``, ...), ``softmax`` and ``log_softmax`` over ``dim=-1``, and
+``max``/``min`` over one dim when only their values are used (``x.max(-1)[0]``; the indices
+output must have no use, so it is never computed).  Each row is reduced independently, so one kernel can run one
 row at a time: pass 1 over the row computes the reduction's operand (the elementwise producers,
 per element) and accumulates; the reduced value then stays in a register for the row, where
 per-row elementwise work (``var + eps``, ``rsqrt``) and the *epilogue* -- elementwise work that
@@ -49,6 +51,8 @@ ROW_REDUCTIONS: Dict[str, Tuple[Optional[int], Optional[int], Optional[int], int
     "aten::mean": (1, 2, 3, 1, False),
     "aten::amax": (1, 2, None, 1, False),
     "aten::amin": (1, 2, None, 1, False),
+    "aten::max": (1, 2, None, 1, False),        # max.dim / min.dim: values only (indices unused)
+    "aten::min": (1, 2, None, 1, False),
     "aten::softmax": (1, None, 2, 2, True),
     "aten::log_softmax": (1, None, 2, 2, True),
     "aten::var": (1, 3, None, 2, False),        # correction: input 2 (two-pass variance)
@@ -82,7 +86,12 @@ def parse_reduction(node: Node) -> Any:
     if entry is None:
         return "not a fusible reduction"
     dim_at, keep_at, dtype_at, _, _ = entry
-    if len(node.outputs) != 1:
+    if node.kind in ("aten::max", "aten::min"):
+        if len(node.inputs) != 3 or len(node.outputs) != 2:
+            return f"{node.kind} without a dim (or of two tensors)"
+        if _used(node.outputs[1]):
+            return f"{node.kind} whose indices are used"
+    elif len(node.outputs) != 1:
         return f"{node.kind} with {len(node.outputs)} outputs"
     if node.kind in ("aten::sum", "aten::mean", "aten::var", "aten::std") and \
             len(node.inputs) <= 2:
@@ -91,6 +100,8 @@ def parse_reduction(node: Node) -> Any:
             node.kind not in ("aten::var", "aten::std"):
         return f"{len(node.inputs)} inputs do not match the schema"
     dim = arg(node, dim_at, None if node.kind.startswith("aten::am") else UNKNOWN)
+    if node.kind in ("aten::max", "aten::min") and not isinstance(dim, int):
+        return f"{node.kind} whose dim is not a constant int"
     keepdim = arg(node, keep_at, False) if keep_at is not None else False
     dtype = arg(node, dtype_at, None) if dtype_at is not None else None
     correction = 0.0
@@ -112,6 +123,22 @@ def parse_reduction(node: Node) -> Any:
     if dims is None or any(d is None for d in dims):
         return "a reduction over every dim"
     return Reduction(node.kind, tuple(int(d) for d in dims), keepdim, correction)
+
+
+def _used(value: Value) -> bool:
+    """Whether a node uses ``value`` or a block of its graph returns it."""
+    if value.uses:
+        return True
+    block = value.node.owning_block
+    if block is None:
+        return True  # not in a graph: assume used
+    stack = [block.graph.block] if block.graph is not None else [block]
+    while stack:
+        b = stack.pop()
+        if any(v is value for v in b.returns):
+            return True
+        stack.extend(inner for n in b.nodes for inner in n.blocks)
+    return False
 
 
 def trailing(dims: Tuple[int, ...], rank: Optional[int]) -> Optional[int]:
