@@ -42,6 +42,7 @@ from .backend import (
     structure_key,
 )
 from .cache import KERNELS
+from .partition import fuse
 from .row_reduce import is_reduction_group
 from .stats import bump, record_fallback, stats
 
@@ -154,7 +155,6 @@ def _split_launcher(node: Node, sub: Graph, state: _GroupState, args, reason: st
     fusion: its subgraph fused again with every reduction left out, the reductions
     interpreted and each elementwise part a group of its own (compiled, or falling back and
     counted as any group).  Not a fallback: the same groups as before reductions fused."""
-    from .partition import fuse  # the partitioner sits beside the executor, imported late
     if state.split is None:
         state.split = fuse(sub, reductions=False)
     bump("groups_split")
