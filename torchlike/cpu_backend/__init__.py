@@ -20,8 +20,9 @@ import numpy as np
 # parallel kernel; a user's own value wins.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-from ..fuser.backend import ArraySpec, Backend, GroupSpec, KernelSource  # noqa: E402
-from . import codegen  # noqa: E402
+from ..fuser.backend import ArraySpec, Backend, GroupSpec, KernelSource, Unsupported  # noqa: E402
+from ..fuser.row_plan import plan_rows  # noqa: E402
+from . import codegen, row_codegen  # noqa: E402
 from .compiler import compile_kernel  # noqa: E402
 
 __all__ = ["CpuBackend"]
@@ -43,6 +44,8 @@ def _fingerprint() -> str:
     # what the generated code depends on from below: the shared renderer and the casts.
     names = sorted(n for n in os.listdir(here) if n.endswith(".py"))
     names += [os.path.join("..", "fuser", "render.py"), os.path.join("..", "fuser", "kernel_spec.py"),
+              os.path.join("..", "fuser", "row_reduce.py"),
+              os.path.join("..", "fuser", "row_plan.py"),
               os.path.join("..", "ops", "casting.py")]
     for name in names:
         try:
@@ -75,10 +78,16 @@ class CpuBackend(Backend):
                     return f"backend unavailable: cpu backend takes numpy arrays, not {s.module}"
                 if s.dtype == "bfloat16":
                     return "unsupported dtype bfloat16"
+        if spec.reductions:  # the row plan (row_codegen's input), or why there is no kernel
+            try:
+                spec.rows = plan_rows(spec)
+            except Unsupported as e:
+                return e.reason
         return None
 
     def kernel_key(self, spec: GroupSpec) -> Tuple:
-        return ("cpu", codegen.VERSION, spec.structure, spec.input_key(), codegen.size_class(spec))
+        key = ("cpu", codegen.VERSION, spec.structure, spec.input_key(), codegen.size_class(spec))
+        return key if spec.rows is None else key + ("rows",) + spec.rows.key()
 
     def key_hash(self, key: Tuple) -> str:
         if self._fingerprint is None:
@@ -89,7 +98,8 @@ class CpuBackend(Backend):
         key = self.kernel_key(spec)
         h = self.key_hash(key)
         header = f"# torchlike-cpu-kernel v{codegen.VERSION} {h}"
-        src = codegen.render(spec, h, header)
+        render = codegen.render if spec.rows is None else row_codegen.render
+        src = render(spec, h, header)
         return KernelSource(src.name, src.source, key, src.info)
 
     def compile(self, source: KernelSource):

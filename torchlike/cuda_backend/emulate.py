@@ -188,6 +188,8 @@ class EmulatedCudaBackend(Backend):
         return True, ""
 
     def check(self, spec: GroupSpec) -> Optional[str]:
+        if spec.reductions:  # row reductions are the CPU backend's: the executor splits the group
+            return "unsupported reduction in a fusion group (no CUDA reduction kernels yet)"
         for s in spec.signature:
             if isinstance(s, ArraySpec) and s.module != "numpy":
                 return f"backend unavailable: {self.name} takes numpy arrays, not {s.module}"

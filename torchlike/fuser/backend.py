@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import enum
 import hashlib
+import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
@@ -38,6 +39,7 @@ from ..ops import elementwise_base as ew
 from ..ops import registry
 from ..ops.dtypes import ALL_DTYPES, Priority
 from ..ops.elementwise_base import signature_dtypes
+from .row_reduce import FLOAT_DTYPES, ROW_REDUCTIONS, RedInfo, parse_reduction, trailing
 
 CONSTANT_CHUNK = "prim::ConstantChunk"
 BROADCASTING_CHUNK = "prim::BroadcastingChunk"  # chunk_motion.py's
@@ -183,6 +185,8 @@ class GroupSpec:
     used_arrays: List[Value]                 # array/chunk values some op or output reads
     iter_shape: Tuple[int, ...]
     structure: str = ""
+    reductions: List[Any] = field(default_factory=list)  # row_reduce.RedInfo, in node order
+    rows: Any = None                      # row_reduce.RowPlan: set by a backend's check
 
     @property
     def outputs(self) -> List[Value]:
@@ -237,6 +241,7 @@ def analyze(sub: Graph, signature: Tuple, structure: Optional[str] = None) -> Gr
         else:
             raise Unsupported(f"unsupported input type {s.__name__}")
     ops: List[OpInfo] = []
+    reductions = []
     used: Dict[Value, None] = {}
     for node in sub.nodes:
         if node.kind == "prim::Constant":
@@ -245,6 +250,10 @@ def analyze(sub: Graph, signature: Tuple, structure: Optional[str] = None) -> Gr
             _chunk(node, values)
         elif node.kind == BROADCASTING_CHUNK:
             _broadcasting_chunk(node, values)
+        elif node.kind in ROW_REDUCTIONS:
+            reductions.append(_reduction(node, values))
+            if values[node.inputs[0]].kind == ValueKind.ARRAY:
+                used[node.inputs[0]] = None
         else:
             ops.append(_op(node, values, used))
     for out in sub.outputs:
@@ -258,6 +267,10 @@ def analyze(sub: Graph, signature: Tuple, structure: Optional[str] = None) -> Gr
         c = values[v].chunk
         if c is not None and cuts.setdefault(values[v].input, c[1:]) != c[1:]:
             raise Unsupported("unsupported chunks of one input along two dims or counts")
+    if reductions:
+        # the backend decides whether it has a kernel (the CPU one: ``row_plan.plan_rows``)
+        return GroupSpec(sub, tuple(signature), values, ops, list(used), reductions[0].in_shape,
+                         structure or structure_key(sub), reductions)
     shapes = [values[v].shape for v in used] + [values[o.node.output()].shape for o in ops]
     try:
         iter_shape = _broadcast(shapes)
@@ -265,6 +278,40 @@ def analyze(sub: Graph, signature: Tuple, structure: Optional[str] = None) -> Gr
         raise Unsupported("group values of shapes that do not broadcast together") from None
     return GroupSpec(sub, tuple(signature), values, ops, list(used), iter_shape,
                      structure or structure_key(sub))
+
+
+def _reduction(node: Node, values: Dict[Value, Any]) -> RedInfo:
+    """The reduction's ``RedInfo``; its output's ``ValueInfo`` goes into ``values``."""
+    red = parse_reduction(node)
+    if isinstance(red, str):
+        raise Unsupported(f"unsupported reduction {node.kind}: {red}")
+    x = node.inputs[0]
+    info = values[x]
+    if info.kind not in (ValueKind.ARRAY, ValueKind.OP) or info.chunk is not None:
+        raise Unsupported(f"unsupported reduction {node.kind} of a scalar or chunk")
+    if info.dtype not in FLOAT_DTYPES:
+        raise Unsupported(f"unsupported reduction {node.kind} of dtype {info.dtype}")
+    n = len(info.shape)
+    if n == 0:
+        raise Unsupported(f"unsupported reduction {node.kind} of a 0-d tensor")
+    if not all(-n <= d < n for d in red.dims) or \
+            len({d % n for d in red.dims}) != len(red.dims):
+        raise InterpretInstead()  # the interpreter raises PyTorch's error
+    k = trailing(red.dims, n)
+    if k is None:
+        raise Unsupported(f"unsupported reduction {node.kind} over dims {list(red.dims)} "
+                          f"of a {n}-d tensor (not the last dims)")
+    rows, row = info.shape[:n - k], info.shape[n - k:]
+    if node.kind in ("aten::amax", "aten::amin", "aten::max", "aten::min") and \
+            math.prod(row) == 0:
+        raise InterpretInstead()  # PyTorch's error for an empty reduction
+    out_shape = info.shape if red.per_element else (
+        rows + (1,) * k if red.keepdim else rows)
+    values[node.outputs[0]] = ValueInfo(ValueKind.OP, info.dtype,
+                                        Priority.DIM if out_shape else Priority.ZERO_DIM,
+                                      info.dtype, out_shape)
+    acc = "float64" if info.dtype == "float64" else "float32"
+    return RedInfo(node, red, x, k, info.shape, info.dtype, acc)
 
 
 def _broadcasting_chunk(node: Node, values: Dict[Value, ValueInfo]) -> None:

@@ -31,6 +31,7 @@ from .backend import (
     signature_of,
 )
 from .partition import fuse
+from .row_reduce import is_reduction_group
 
 __all__ = ["codegen", "codegen_groups"]
 
@@ -67,14 +68,18 @@ def codegen_groups(graph: Graph, *example_inputs: Any, backend: str = "cpu"
     Interpreter(graph, fusion_runner=record).run(*example_inputs)
     out: List[Tuple[Node, Union[KernelSource, str]]] = []
     for node, args in seen.items():
+        sub = node.attrs["Subgraph"]
         try:
-            spec = analyze(node.attrs["Subgraph"], signature_of(args))
+            spec = analyze(sub, signature_of(args))
             reason = impl.check(spec)
             if reason is not None and not reason.startswith("backend unavailable"):
                 raise Unsupported(reason)
             out.append((node, impl.generate(spec)))
         except Unsupported as e:
-            out.append((node, e.reason))
+            if is_reduction_group(sub):  # the executor splits it: its elementwise parts' kernels
+                out.extend(codegen_groups(fuse(sub, reductions=False), *args, backend=backend))
+            else:
+                out.append((node, e.reason))
         except InterpretInstead:
             out.append((node, "no kernel for these inputs"))
     return out

@@ -42,7 +42,9 @@ from .backend import (
     structure_key,
 )
 from .cache import KERNELS
-from .stats import record_fallback, stats
+from .partition import fuse
+from .row_reduce import is_reduction_group
+from .stats import bump, record_fallback, stats
 
 __all__ = ["run_fusion_group", "clear_caches"]
 
@@ -52,12 +54,14 @@ _MAX_SIGNATURES = 256  # per group; beyond, the dispatch table starts over
 
 
 class _GroupState:
-    __slots__ = ("generation", "dispatch", "structure", "__weakref__")
+    __slots__ = ("generation", "dispatch", "structure", "reductions", "split", "__weakref__")
 
     def __init__(self, sub: Graph):
         self.generation = config.generation
         self.dispatch: Dict[tuple, Callable] = {}
         self.structure = structure_key(sub)
+        self.reductions = is_reduction_group(sub)
+        self.split = None  # the subgraph fused again without its reductions
 
 
 _GROUPS: "weakref.WeakKeyDictionary[Graph, _GroupState]" = weakref.WeakKeyDictionary()
@@ -136,11 +140,30 @@ def _decide(node: Node, sub: Graph, state: _GroupState, xp, args) -> Callable:
                         "cause)", node.describe(), _describe(signature_of(args)))
         return _interpreter_launcher(sub)  # the interpreter raises the user's error
     except Unsupported as e:
+        if state.reductions:
+            return _split_launcher(node, sub, state, args, e.reason)
         if config.strict():
             raise FusionError(f"{node.describe()}: cannot compile the fusion group "
                               f"(strict mode): {e.reason}") from None
         _fallback(node, args, e.reason)
         return _interpreter_launcher(sub)
+
+
+def _split_launcher(node: Node, sub: Graph, state: _GroupState, args, reason: str) -> Callable:
+    """A group with reductions that has no kernel for these inputs (another layout or shape
+    than the row case, a backend without reductions) runs as it would have without reduction
+    fusion: its subgraph fused again with every reduction left out, the reductions
+    interpreted and each elementwise part a group of its own (compiled, or falling back and
+    counted as any group).  Not a fallback: the same groups as before reductions fused."""
+    if state.split is None:
+        state.split = fuse(sub, reductions=False)
+    bump("groups_split")
+    if config.debug_level() >= 1:
+        logger.info("%s: reductions interpreted for %s (%s); its elementwise parts run as "
+                    "groups of their own", node.describe(), _describe(signature_of(args)),
+                    reason)
+    interp = Interpreter(state.split, fusion_runner=run_fusion_group)
+    return lambda args: interp.run_outputs(list(args))
 
 
 def _fallback(node: Node, args, reason: str) -> None:

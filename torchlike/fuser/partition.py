@@ -32,6 +32,26 @@ that window are moved just after ``hi`` (as ``moveBeforeTopologicallyValid`` doe
 that read the same tensor are then merged the same way (horizontal fusion).  Finally the block
 is rebuilt in key order.
 
+Reductions (``row_reduce.py`` has the details).  A *row reduction* -- ``sum``, ``mean``,
+``amax``, ``amin``, ``var``, ``std``, ``logsumexp`` over the trailing dim(s) of its input,
+``softmax``, ``log_softmax`` and values-only ``max``/``min`` over the last one -- is fusible like an elementwise op, so a
+group grows around it the usual way: its elementwise producers (computed per element inside
+the row's loop), the per-row arithmetic on its result (``var + eps``, ``rsqrt``), its epilogue
+(elementwise consumers broadcasting the result back over the row, ``x - mean``, ``e / sum``)
+and further reductions of the same rows (layer norm's second mean).  The CPU backend runs such
+a group as one kernel, one parallel pass per row.  Where a group is cut, and why:
+
+* a reduction over other dims (``dim=0``, a non-negative dim of an input of unknown rank,
+  since it may not be the last), over every dim (``x.sum()``), with a ``dtype=`` or with
+  non-constant dims/keepdim/correction, of a non-float input, ``max``/``min`` whose indices
+  are used, ``argmax``, ``prod``, ``norm``: not fusible, the group ends there (``decisions`` says which rule);
+* at run time, when the exact inputs do not fit the row case -- a non-contiguous input, an
+  input broadcast inside a row, a per-row value that meets a per-element one without
+  ``keepdim``, reductions of different shapes in one group, a backend without reduction
+  kernels (CUDA today) -- the executor *splits* the group: it runs the subgraph partitioned
+  again with ``reductions=False`` (the reductions interpreted, the elementwise parts compiled as
+  before), counted in ``stats()["groups_split"]``.  The answer is the interpreter's either way.
+
 With ``TORCHLIKE_DEBUG=1`` (``jit.set_debug(1)``) every decision is one line on the
 ``torchlike`` logger: each op refused and why, each group formed (its ops), each fusible region
 left unfused because it is smaller than ``min_group_size``; ``decisions.recording()`` collects
@@ -51,7 +71,6 @@ from ..ir.types import ANY, BOOL, FLOAT, INT, NUMBER, TensorType
 from ..ops import registry
 from ..ops.dtypes import ALL_DTYPES
 from ..ops.elementwise_base import normalize_args
-from ..ops.inplace import mutates
 from ..ops.registry import OpDef
 from ..passes.inline_functions import inline_functions
 from ..passes.inline_groups import inline_groups
@@ -59,6 +78,8 @@ from ..passes.remove_mutation import remove_mutation
 from ..passes.unroll_loops import unroll_loops
 from . import decisions
 from .chunk_motion import BROADCASTING_CHUNK, move_chunks
+from .mutation_order import mutation_order
+from .row_reduce import why_not_row_reduction
 
 FUSION_GROUP = "prim::FusionGroup"
 CONSTANT_CHUNK = "prim::ConstantChunk"
@@ -92,8 +113,11 @@ def _dtype_supported(t) -> bool:
     return not isinstance(t, TensorType) or t.dtype is None or t.dtype in ALL_DTYPES
 
 
-def why_not_fusible(node: Node, dont_fuse: Iterable[str] = frozenset()) -> Optional[str]:
+def why_not_fusible(node: Node, dont_fuse: Iterable[str] = frozenset(),
+                    reductions: bool = False) -> Optional[str]:
     """None if ``node`` may join a fusion group, else the reason (for the fuser's debug dump).
+
+    With ``reductions``, a row reduction (``row_reduce.why_not_row_reduction``) may join too.
 
     Fusible: a registry op that ``is_elementwise``; its operands tensors (of a standard dtype, or
     of unknown type) or scalars; its other parameters (``alpha``, ``rounding_mode``, ...)
@@ -104,6 +128,9 @@ def why_not_fusible(node: Node, dont_fuse: Iterable[str] = frozenset()) -> Optio
     if node.kind in dont_fuse:
         return "excluded by dont_fuse"
     op: Optional[OpDef] = registry.lookup(node.kind)
+    if reductions and op is not None and op.category == "reduction" and not node.blocks:
+        why = why_not_row_reduction(node)
+        return None if why is None else f"a reduction that does not fuse: {why}"
     if op is None or not op.is_elementwise:
         return "not an elementwise op"
     if node.blocks:
@@ -172,6 +199,13 @@ def _foldable_constant(value: Value) -> bool:
     return not (isinstance(v, np.ndarray) and v.ndim != 0)
 
 
+def _constant_list(value: Value) -> bool:
+    """``prim::ListConstruct`` of int constants (a reduction's dims): folded like a constant."""
+    node = value.node
+    return node is not None and node.kind == "prim::ListConstruct" and all(
+        isinstance(i.constant_value(), int) for i in node.inputs)
+
+
 # -- the partition of one block ---------------------------------------------------------------
 
 class _Item:
@@ -200,7 +234,7 @@ class _Desc:
 
 
 class _BlockPartition:
-    def __init__(self, block: Block, dont_fuse: FrozenSet[str]):
+    def __init__(self, block: Block, dont_fuse: FrozenSet[str], reductions: bool = False):
         self.block = block
         self.nodes = list(block.nodes)
         self.index = {n: i for i, n in enumerate(self.nodes)}
@@ -211,7 +245,7 @@ class _BlockPartition:
         self.seq = itertools.count()
         self.moved: List[_Item] = []  # items try_merge moved after a group
         self.returned = self._returned_values()
-        self.ordered = self._mutation_order()
+        self.ordered = mutation_order(self.nodes)  # no read moves across an in-place write
         paired: Set[Node] = set()
         for i, node in enumerate(self.nodes):
             if node in paired:
@@ -223,7 +257,7 @@ class _BlockPartition:
             elif node.kind == BROADCASTING_CHUNK:  # made by chunk motion: views, like a chunk
                 item = _Item([node], (i,), True)
             else:
-                why = why_not_fusible(node, dont_fuse)
+                why = why_not_fusible(node, dont_fuse, reductions)
                 if why is not None and decisions.wanted() and _worth_a_line(node):
                     decisions.report(decisions.Decision(decisions.REFUSED, node, reason=why))
                 item = _Item([node], (i,), why is None)
@@ -255,25 +289,6 @@ class _BlockPartition:
                 for n in b.nodes:
                     stack.extend(n.blocks)
         return users
-
-    def _mutation_order(self) -> Dict[Node, List[Node]]:
-        """Order edges around the nodes that write into a tensor (an in-place op left after
-        ``remove_mutation``, or a block holding one): every node before such a writer stays
-        before it and every node after stays after, so no read of the tensor moves across its
-        write (data edges alone would let a group that reads ``%x`` move below
-        ``aten::add_(%x)``).  Edges to the nearest writer suffice: paths are transitive."""
-        writers = [i for i, n in enumerate(self.nodes) if _writes(n)]
-        edges: Dict[Node, List[Node]] = {}
-        start = 0
-        for w in writers + [len(self.nodes)]:
-            segment = self.nodes[start:w + 1]  # the nodes after the last writer, and this one
-            if start > 0:
-                edges.setdefault(self.nodes[start - 1], []).extend(segment)
-            if w < len(self.nodes):
-                for node in segment[:-1]:
-                    edges.setdefault(node, []).append(self.nodes[w])
-            start = w + 1
-        return edges
 
     def _returned_values(self) -> Set[Value]:
         """Values returned by this block or a block nested in it (uses don't list those)."""
@@ -441,9 +456,11 @@ def _build_group(members: List[Node], users: Dict[Value, List[Node]],
         nonlocal n_constants
         if v in env:
             return env[v]
-        if _foldable_constant(v):
+        if _foldable_constant(v) or _constant_list(v):
             const = v.node
-            node = Node("prim::Constant", [], dict(const.attrs), const.source)
+            attrs = dict(const.attrs) if const.kind == "prim::Constant" else {
+                "value": [i.constant_value() for i in const.inputs]}
+            node = Node("prim::Constant", [], attrs, const.source)
             node.outputs.append(new_value(v, node))
             sub.block.insert(n_constants, node)  # constants first, as PyTorch prints them
             n_constants += 1
@@ -485,7 +502,7 @@ def _build_group(members: List[Node], users: Dict[Value, List[Node]],
 # -- public entry points ------------------------------------------------------------------------
 
 def fuse(graph: Graph, dont_fuse: Iterable[str] = frozenset(), min_group_size: int = 1, *,
-         loop_min_group_size: int = 1, unroll: bool = True) -> Graph:
+         loop_min_group_size: int = 1, unroll: bool = True, reductions: bool = True) -> Graph:
     """A copy of ``graph`` whose fusible regions are ``prim::FusionGroup`` nodes.
 
     ``dont_fuse``: op kinds never fused.  ``min_group_size``: the fewest compute ops (constants
@@ -498,6 +515,8 @@ def fuse(graph: Graph, dont_fuse: Iterable[str] = frozenset(), min_group_size: i
     (``passes.unroll_loops``), so their iterations fuse into one group.
     Calls of graph functions (``prim::CallFunction`` of ``F.relu``, ...) are inlined first
     (``passes.inline_functions``), so their ops join groups.
+    ``reductions``: row reductions join groups (see "Reductions" in the module docstring);
+    False keeps every reduction out, as the executor does when it splits a group.
     """
     result = inline_functions(clone_graph(graph))  # F.relu's call -> aten::relu, fusible
     inline_groups(result)  # PyTorch's own groups (a graph printed after its fuser): regrouped
@@ -510,7 +529,7 @@ def fuse(graph: Graph, dont_fuse: Iterable[str] = frozenset(), min_group_size: i
         move_chunks(result, lambda n: why_not_fusible(n, dont_fuse) is None)
     touched: Set[Value] = set()
     _fuse_block(result.block, frozenset(dont_fuse), min_group_size, loop_min_group_size, False,
-                touched)
+                touched, reductions)
     _remove_dead_constants(result, touched)
     return result
 
@@ -527,8 +546,16 @@ def _elementwise_overloads(graph: Graph, dont_fuse: FrozenSet[str]) -> None:
 
 
 def _remove_dead_constants(graph: Graph, touched: Set[Value]) -> None:
-    """Constants whose every use was folded into groups are dead now."""
-    dead = {v.node for v in touched if v.is_constant() and not v.uses}
+    """Constants (and constant dim lists) whose every use was folded into groups are dead now."""
+    lists = {v.node for v in touched if _constant_list(v) and not v.uses}
+    for block in graph.all_blocks():
+        for v in block.returns:
+            lists.discard(v.node)
+    for node in lists:
+        for i in node.inputs:
+            i.uses = [u for u in i.uses if u is not node]
+            touched.add(i)
+    dead = {v.node for v in touched if v.is_constant() and not v.uses} | lists
     if not dead:
         return
     for block in graph.all_blocks():
@@ -539,25 +566,18 @@ def _remove_dead_constants(graph: Graph, touched: Set[Value]) -> None:
 
 
 def _fuse_block(block: Block, dont_fuse: FrozenSet[str], min_size: int, loop_min_size: int,
-                in_loop: bool, touched: Set[Value]) -> None:
+                in_loop: bool, touched: Set[Value], reductions: bool = False) -> None:
     for node in block.nodes:  # inner blocks first: groups never cross a block edge
         for inner in node.blocks:
             _fuse_block(inner, dont_fuse, min_size, loop_min_size,
-                        in_loop or node.kind == "prim::Loop", touched)
-    part = _BlockPartition(block, dont_fuse)
+                        in_loop or node.kind == "prim::Loop", touched, reductions)
+    part = _BlockPartition(block, dont_fuse, reductions)
     if not any(it.fusible for it in part.items):
         return
     part.vertical()
     part.horizontal()
     part.vertical()  # sibling merges can open new producer-consumer merges
     touched.update(part.rebuild(loop_min_size if in_loop else min_size))
-
-
-def _writes(node: Node) -> bool:
-    """True if ``node``, or a node in one of its blocks, writes into a tensor."""
-    if mutates(node.kind):
-        return True
-    return any(_writes(n) for b in node.blocks for n in b.nodes)
 
 
 def fusion_groups(graph: Graph) -> Iterator[Node]:

@@ -1,12 +1,15 @@
 """Counters of the kernel cache and of fallbacks, safe to bump from several threads.
 
     >>> reset_stats(); stats()
-    {'kernels_compiled': 0, 'cache_hits': 0, 'cache_misses': 0, 'disk_hits': 0, 'fallbacks': {}}
+    {'kernels_compiled': 0, 'cache_hits': 0, 'cache_misses': 0, 'disk_hits': 0, 'groups_split': 0, 'fallbacks': {}}
 
 * ``kernels_compiled``: kernels a backend compiled (Numba ran its compiler).
 * ``disk_hits``: kernels loaded ready-made from the on-disk cache instead.
 * ``cache_hits`` / ``cache_misses``: lookups of the in-memory kernel cache, made when a group
   meets an input signature for the first time (a warm call never looks there).
+* ``groups_split``: (group, signature) pairs of a group with reductions that had no kernel
+  (another layout than the row case, a backend without reductions) and ran split: reductions
+  interpreted, the elementwise parts as groups of their own (``executor._split_launcher``).
 * ``fallbacks``: reason -> how many (group, signature) pairs fell back to the interpreter for it.
   Reasons are short stable strings: ``"backend unavailable: ..."``, ``"unsupported op aten::foo"``,
   ``"unsupported dtype bfloat16"``, ``"compile failed: ..."``.  The first time a reason is seen
@@ -25,7 +28,7 @@ _lock = threading.Lock()
 _counters: Dict[str, int] = {}
 _fallbacks: Dict[str, int] = {}
 _logged: set = set()
-_NAMES = ("kernels_compiled", "cache_hits", "cache_misses", "disk_hits")
+_NAMES = ("kernels_compiled", "cache_hits", "cache_misses", "disk_hits", "groups_split")
 
 
 def bump(name: str, n: int = 1) -> None:

@@ -1,4 +1,5 @@
-"""Reductions: sum, mean, amax/amin, max/min (with indices), argmax/argmin, softmax, log_softmax.
+"""Reductions: sum, mean, var/std, logsumexp, amax/amin, max/min (with indices), argmax/argmin,
+softmax, log_softmax.
 
 Result dtypes are PyTorch's: integer and bool sums are int64, ``mean`` and ``softmax`` refuse
 integers, half-precision arithmetic is carried out in float32 and rounded once, 0-d tensors
@@ -95,6 +96,78 @@ def _infer_sum_mean(kind):
 _REDUCE_SCHEMA = "Tensor self, int[1]? dim=None, bool keepdim=False, ScalarType? dtype=None"
 defop("aten::sum", _REDUCE_SCHEMA, _sum, category="reduction", infer=_infer_sum_mean("sum"))
 defop("aten::mean", _REDUCE_SCHEMA, _mean, category="reduction", infer=_infer_sum_mean("mean"))
+
+
+def _var_args(args) -> Tuple[Any, Any, bool]:
+    """(dim, correction, keepdim) of var/std: ``(unbiased)``, ``(dim, unbiased, keepdim)`` or
+    ``(dim, correction, keepdim)`` (a bool ``unbiased`` is correction 1 or 0)."""
+    if len(args) == 1 and isinstance(args[0], bool):
+        return None, int(args[0]), False
+    dim = args[0] if args else None
+    correction = args[1] if len(args) > 1 else None
+    keepdim = bool(args[2]) if len(args) > 2 else False
+    return dim, 1 if correction is None else correction, keepdim
+
+
+def _var(name: str):
+    def impl(xp, x, *args):
+        dim, correction, keepdim = _var_args(args)
+        if not is_float(str(x.dtype)):
+            raise RuntimeError(f"{name}(): input dtype should be either floating point or "
+                               f"complex dtypes. Got {x.dtype} instead.")
+        axes = reduce_axes(x, dim)
+        count = x.size if axes is None else math.prod(x.shape[a] for a in axes)
+        xs = x.astype(compute_dtype(str(x.dtype)), copy=False)
+        with np.errstate(all="ignore"):  # two passes: the mean, then the squared deviations
+            mean = xp.sum(xs, axis=axes, keepdims=True) / xs.dtype.type(count)
+            dev = xs - mean
+            ss = xp.sum(dev * dev, axis=axes, keepdims=keepdim)
+            res = ss / xs.dtype.type(max(count - correction, 0))
+            if name == "std":
+                res = xp.sqrt(res)
+        return xp.asarray(res).astype(x.dtype, copy=False)
+    return impl
+
+
+def _infer_var(node, types):
+    t = tensor_in(types)
+    if len(node.inputs) == 2 and isinstance(arg(node, 1, None), bool):
+        return [like(t, shape=())]
+    return [like(t, shape=_infer_reduced_shape(t, arg(node, 1, None), arg(node, 3, False)))]
+
+
+_VAR_SCHEMA = "Tensor self, int[1]? dim=None, Scalar? correction=None, bool keepdim=False"
+defop("aten::var", _VAR_SCHEMA, _var("var"), category="reduction", infer=_infer_var)
+defop("aten::std", _VAR_SCHEMA, _var("std"), category="reduction", infer=_infer_var)
+
+
+def _logsumexp(xp, x, dim, keepdim=False):
+    """log(sum(exp(x))) over ``dim``, shifted by the max (an infinite max shifts by 0), as
+    PyTorch computes it; integers compute in the default float dtype."""
+    out = str(x.dtype) if is_float(str(x.dtype)) else "float32"
+    xs = x.astype(compute_dtype(out), copy=False)
+    axes = reduce_axes(x, dim)
+    if xs.size == 0:
+        with np.errstate(all="ignore"):
+            return xp.asarray(xp.log(xp.sum(xp.exp(xs), axis=axes, keepdims=keepdim))
+                              ).astype(out, copy=False)
+    with np.errstate(all="ignore"):
+        m = xp.max(xs, axis=axes, keepdims=True)
+        m = xp.where(xp.isinf(m), xs.dtype.type(0), m)
+        res = xp.log(xp.sum(xp.exp(xs - m), axis=axes, keepdims=True)) + m
+    if not keepdim:
+        res = xp.squeeze(res, axis=axes) if axes is not None else res.reshape(())
+    return xp.asarray(res).astype(out, copy=False)
+
+
+def _infer_logsumexp(node, types):
+    t = tensor_in(types)
+    out = t.dtype if t.dtype is None or is_float(t.dtype) else "float32"
+    return [like(t, out, _infer_reduced_shape(t, arg(node, 1, []), arg(node, 2, False)))]
+
+
+defop("aten::logsumexp", "Tensor self, int[1] dim, bool keepdim=False", _logsumexp,
+      category="reduction", infer=_infer_logsumexp)
 
 
 def _extreme(name, fn):

@@ -1,0 +1,338 @@
+"""Render a fusion group with row reductions (``fuser.row_reduce``) into ONE Numba kernel.
+
+The rows run in parallel (a ``prange`` over chunks of rows, each chunk with its own row
+buffers); inside a row, one loop per accumulation pass and one epilogue loop, each a plain
+elementwise loop that LLVM vectorizes.  Layer norm from mean/sub/mul/mean/rsqrt::
+
+    for c in prange(nch):                      # chunks of rc rows
+        b1_1 = np.empty(N, np.float32)         # the second mean's operand, per element
+        for r in range(c * rc, min(R, c * rc + rc)):
+            base = r * N
+            w0 = f0[base:base + N]             # the row of x (views: loops index from 0)
+            p0 = o0[base:base + N]
+            r0 = np.float32(tl_rsum_f32(f0, base, N) / np.float32(N))   # pass 1: mean(x)
+            for j in range(N):                                            # pass 2
+                x0 = w0[j]
+                v0 = x0 - r0
+                v1 = v0 * v0
+                b1_1[j] = v1
+            r1 = np.float32(tl_rsum_f32(b1_1, 0, N) / np.float32(N))    # mean(xc * xc)
+            v2 = np.float32((r1 + np.float32(1e-05)))                    # per row
+            v3 = np.float32((np.float32(1) / np.sqrt(v2)))
+            for j in range(N):                                            # epilogue
+                x0 = w0[j]
+                x1 = f1[j]                     # gamma: one value per column
+                v0 = x0 - r0
+                ...
+                p0[j] = v6
+
+A reduction's operand is stored in a row buffer (in the dtype it accumulates in) and reduced by
+``row_math``'s vectorized helpers, or reduced straight from the input when it is one; later
+loops read a buffered value back instead of computing it again (softmax's ``exp(x - max)``).
+Softmax and log_softmax are max-subtracted (a max pass, then a sum-of-exp pass); float16
+accumulates and computes in float32 and is rounded once, as PyTorch does.
+"""
+from __future__ import annotations
+
+from typing import Dict, List, Set
+
+from ..fuser.backend import GroupSpec, KernelSource, Unsupported, ValueKind
+from ..fuser.row_reduce import RedInfo
+from ..ir.graph import Value
+from ..ops import elementwise_base as ew
+from ..ops import registry
+from . import codegen
+from .codegen import F16_HELPERS, KERNEL_DECORATOR, NumbaKernelInfo, _Renderer, arg_types
+
+_SUFFIX = {"float32": "f32", "float64": "f64"}
+_ROWS_PER_CHUNK_ELEMENTS = 16384  # a parallel chunk holds at least this many elements
+
+
+def _math(name: str, dtype: str, x: str) -> str:
+    """The registry's Numba spelling of ``aten::<name>`` computing in ``dtype``."""
+    text = ew.pick_template(registry.lookup(f"aten::{name}").templates["numba"], dtype, {})
+    return text.replace("{self}", x)
+
+
+class RowRenderer(_Renderer):
+    def __init__(self, spec: GroupSpec):
+        super().__init__(spec)
+        self.flat = False
+        self.plan = spec.rows
+        self.by_node = {o.node: (i, o) for i, o in enumerate(spec.ops)}
+        self.red_index = {r.node: q for q, r in enumerate(spec.reductions)}
+        self.buffers: Dict[str, str] = {}       # buffer name -> dtype
+        self.buffered: Dict[Value, str] = {}    # value -> buffer holding it per element
+        self.row_vars: Set[Value] = set()       # per-row values computed so far
+        self.nodes = [n for n in spec.subgraph.nodes if n.kind != "prim::Constant"]
+
+    # -- names ---------------------------------------------------------------------------------
+    def acc_t(self, r: RedInfo) -> str:
+        return f"np.{r.acc}"
+
+    def operand_acc(self, r: RedInfo) -> str:
+        """The reduction's operand (a per-element variable) in its accumulation dtype."""
+        return self.cast(self.names[r.operand], self.spec.values[r.operand].carrier, r.acc)
+
+    # -- per element ---------------------------------------------------------------------------
+    def element_lines(self, wanted: List[Value], loop_pass: int) -> List[str]:
+        """Statements computing the per-element ``wanted`` values at ``j`` (inputs loaded,
+        producers computed; values buffered by an earlier pass read back)."""
+        spec, plan = self.spec, self.plan
+        need: Set[Value] = set()
+        stack = list(wanted)
+        while stack:
+            v = stack.pop()
+            if v in need or plan.level.get(v, 0) != 2:
+                continue
+            need.add(v)
+            if v in self.buffered or v.node is None or v.node.kind == "prim::Constant":
+                continue
+            stack.extend(v.node.inputs)
+        lines = []
+        for i, param in enumerate(spec.subgraph.inputs):
+            if param in need:
+                self.names[param] = f"x{i}"
+                if param in self.buffered:
+                    lines.append(f"x{i} = {self.buffered[param]}[j]")
+                    continue
+                cls = plan.inputs[i]
+                at = f"w{i}[j]" if cls == "full" else f"f{i}[j]"
+                lines.append(f"x{i} = {self.load(at, spec.values[param].dtype)}")
+        for node in self.nodes:
+            out = node.outputs[0]
+            if out not in need:
+                continue
+            if out in self.buffered:
+                lines.append(f"{self.names[out]} = {self.buffered[out]}[j]")
+            elif node in self.by_node:
+                k, o = self.by_node[node]
+                self.names[out] = f"v{k}"
+                lines.append(f"v{k} = {self.result(o, self.op_expr(o))}")
+            else:  # softmax / log_softmax: only ever read from ``epilogue_value``
+                r = self.spec.reductions[self.red_index[node]]
+                lines += self.per_element_result(r)
+        return lines
+
+    def per_element_result(self, r: RedInfo) -> List[str]:
+        q = self.red_index[r.node]
+        out = r.node.outputs[0]
+        self.names[out] = f"e{q}"
+        if r.red.kind == "aten::softmax":
+            expr = f"b{q}_2[j] / s{q}"
+        else:  # log_softmax: x - max - log(sum)
+            expr = f"({self.operand_acc(r)} - m{q}) - l{q}"
+        return [f"e{q} = {self.convert(f'({expr})', r.acc, r.out_dtype)}"
+                if r.out_dtype != r.acc else f"e{q} = {expr}"]
+
+    # -- per row -------------------------------------------------------------------------------
+    def row_lines(self, upto: int) -> List[str]:
+        """Per-row values (and their scalar arithmetic) computable after ``upto`` passes."""
+        lines = []
+        for i, param in enumerate(self.spec.subgraph.inputs):
+            if self.plan.inputs[i] == "perrow" and param not in self.row_vars:
+                self.row_vars.add(param)
+                self.names[param] = f"x{i}"
+                lines.append(f"x{i} = {self.load(f'f{i}[r]', self.spec.values[param].dtype)}")
+            elif self.plan.inputs[i] == "uniform" and param not in self.row_vars:
+                self.row_vars.add(param)
+                self.names[param] = f"x{i}"
+                rank = len(self.spec.signature[i].shape)
+                at = f"in{i}[{', '.join(['0'] * rank) if rank else '()'}]"
+                lines.append(f"x{i} = {self.load(at, self.spec.values[param].dtype)}")
+        for node in self.nodes:
+            out = node.outputs[0]
+            if node in self.by_node and self.plan.level[out] < 2 and out not in self.row_vars \
+                    and self.plan.avail[out] <= upto:
+                k, o = self.by_node[node]
+                self.names[out] = f"v{k}"
+                self.row_vars.add(out)
+                lines.append(f"v{k} = {self.result(o, self.op_expr(o))}")
+        return lines
+
+    def reduce_call(self, fn: str, r: RedInfo, buf: str, direct: bool) -> str:
+        if direct:
+            i = self.spec.values[r.operand].input
+            return f"tl_r{fn}_{_SUFFIX[r.acc]}(f{i}, base, N)"
+        return f"tl_r{fn}_{_SUFFIX[r.acc]}({buf}, 0, N)"
+
+    def direct(self, r: RedInfo) -> bool:
+        """The operand is an input read whole, already of the accumulation dtype."""
+        info = self.spec.values[r.operand]
+        return (info.kind == ValueKind.ARRAY and self.plan.inputs[info.input] == "full"
+                and info.dtype == r.acc)
+
+    def pass_lines(self, p: int) -> List[str]:
+        """Accumulation pass ``p`` (1-based) over the row, and what it finalizes."""
+        spec, plan = self.spec, self.plan
+        tasks = []  # (reduction, its stage)
+        for r in spec.reductions:
+            stage = p - plan.avail[r.operand]
+            if 1 <= stage <= r.red.passes:
+                tasks.append((r, stage))
+        if not tasks:
+            return []
+        loop_wanted, stores, after = [], [], []
+        for r, stage in tasks:
+            q = self.red_index[r.node]
+            t = self.acc_t(r)
+            kind = r.red.kind
+            buf = f"b{q}_{stage}"
+            if stage == 1 and self.direct(r):
+                src, direct = None, True
+            else:
+                direct = False
+                loop_wanted.append(r.operand)
+                self.buffers[buf] = r.acc
+                if stage == 1:
+                    src = self.operand_acc
+                elif kind in ("aten::var", "aten::std"):  # squared deviation from the mean
+                    src = (lambda r=r, q=q: f"({self.operand_acc(r)} - m{q}) * "
+                                            f"({self.operand_acc(r)} - m{q})")
+                else:  # exp(x - max)
+                    src = (lambda r=r, q=q: _math("exp", r.acc, f"({self.operand_acc(r)} - m{q})"))
+                stores.append((buf, src, r))
+            if kind in ("aten::sum", "aten::mean"):
+                total = self.reduce_call("sum", r, buf, direct)
+                value = total if kind == "aten::sum" else f"{t}({total} / {t}(N))"
+                after.append(self.finish(r, value))
+            elif kind in ("aten::amax", "aten::amin", "aten::max", "aten::min"):
+                after.append(self.finish(r, self.reduce_call(kind[-3:], r, buf, direct)))
+            elif kind in ("aten::var", "aten::std"):
+                if stage == 1:  # the mean
+                    after.append(f"m{q} = {t}({self.reduce_call('sum', r, buf, direct)} / {t}(N))")
+                else:  # PyTorch: sum of squares / max(N - correction, 0)
+                    c = r.red.correction
+                    var = f"{t}({self.reduce_call('sum', r, buf, direct)} / {t}(max(N - {c!r}, 0.0)))"
+                    after.append(self.finish(r, var if kind == "aten::var" else f"np.sqrt({var})"))
+            elif stage == 1:  # softmax family: the row max
+                if kind == "aten::logsumexp":  # an infinite max shifts by 0, as in PyTorch
+                    after.append(f"g{q} = {self.reduce_call('max', r, buf, direct)}")
+                    after.append(f"m{q} = g{q} if abs(g{q}) != np.inf else {t}(0.0)")
+                else:
+                    after.append(f"m{q} = {self.reduce_call('max', r, buf, direct)}")
+            elif kind == "aten::logsumexp":
+                total = self.reduce_call("sum", r, buf, direct)
+                after.append(self.finish(r, f"{_math('log', r.acc, total)} + m{q}"))
+            else:
+                after.append(f"s{q} = {self.reduce_call('sum', r, buf, direct)}")
+                if kind == "aten::log_softmax":
+                    after.append(f"l{q} = {_math('log', r.acc, f's{q}')}")
+        lines = []
+        if stores:
+            body = self.element_lines(loop_wanted, p)
+            for buf, src, r in stores:
+                body.append(f"{buf}[j] = {src(r)}")
+            lines += ["for j in range(N):"] + ["    " + s for s in body]
+            for buf, src, r in stores:
+                # later loops read the operand back (its variable has the buffer's type:
+                # float16 lives in float32) -- softmax's exp(x - max) is read by ``e<q>``
+                if src == self.operand_acc and r.operand not in self.buffered \
+                        and self.TYPE[self.spec.values[r.operand].carrier] == r.acc:
+                    self.buffered[r.operand] = buf
+        return lines + after
+
+    def finish(self, r: RedInfo, value: str) -> str:
+        """A per-row reduction result ``r<q>``, converted to its output dtype."""
+        q = self.red_index[r.node]
+        out = r.node.outputs[0]
+        self.names[out] = f"r{q}"
+        self.row_vars.add(out)
+        conv = self.convert(f"({value})", r.acc, r.out_dtype) if r.out_dtype != r.acc else value
+        return f"r{q} = {conv}"
+
+    def row_body(self) -> List[str]:
+        spec, plan = self.spec, self.plan
+        lines = self.row_lines(0)
+        for p in range(1, plan.passes + 1):
+            lines += self.pass_lines(p)
+            lines += self.row_lines(p)
+        elem_outs = [v for v, lv in zip(self.outputs, plan.out_levels) if lv == 2]
+        if elem_outs:
+            body = self.element_lines(elem_outs, plan.passes + 1)
+            for j, v in enumerate(self.outputs):
+                if plan.out_levels[j] == 2:
+                    body.append(f"p{j}[j] = "
+                                f"{self.store(self.names[v], spec.values[v].dtype)}")
+            lines += ["for j in range(N):"] + ["    " + s for s in body]
+        for j, v in enumerate(self.outputs):
+            if plan.out_levels[j] == 1:
+                lines.append(f"o{j}[r] = {self.store(self.names[v], spec.values[v].dtype)}")
+        return lines
+
+    # -- the kernel ----------------------------------------------------------------------------
+    def size_of(self, d: int) -> str:
+        """Dim ``d`` of the reduced shape, read from an argument that has it."""
+        spec, plan = self.spec, self.plan
+        n = len(plan.shape)
+        if plan.shape[d] == 1:
+            return "1"
+        for i, cls in enumerate(plan.inputs):
+            if cls in ("full", "rowvec", "perrow"):
+                s = spec.signature[i].shape
+                j = d - (n - len(s))
+                if j >= 0 and s[j] == plan.shape[d]:
+                    return f"in{i}.shape[{j}]"
+        for j, v in enumerate(self.outputs):
+            s = spec.values[v].shape
+            if plan.out_levels[j] == 2 or (d < n - plan.k and s):
+                return f"out{j}.shape[{d}]"
+        raise Unsupported("unsupported reduction group: no argument gives the row size")
+
+    def kernel_lines(self) -> List[str]:
+        plan = self.plan
+        n, k = len(plan.shape), plan.k
+        rows = [self.size_of(d) for d in range(n - k)]
+        row = [self.size_of(d) for d in range(n - k, n)]
+        body = self.row_body()  # first: it decides the buffers
+        head = [f"R = {' * '.join(rows) or '1'}", f"N = {' * '.join(row) or '1'}"]
+        for i, cls in enumerate(plan.inputs):
+            if cls in ("full", "rowvec", "perrow"):
+                head.append(f"f{i} = in{i}.reshape(in{i}.size)")
+        for j in range(len(self.outputs)):
+            head.append(f"o{j} = out{j}.reshape(out{j}.size)")
+        head += [f"rc = max(1, {_ROWS_PER_CHUNK_ELEMENTS} // max(N, 1))",
+                 "nch = (R + rc - 1) // rc"]
+        rng = "prange" if self.parallel else "range"
+        chunk = ["tl_wide_vectors()"]
+        chunk += [f"{b} = np.empty(N, np.{dt})" for b, dt in self.buffers.items()]
+        chunk += ["for r in range(c * rc, min(R, c * rc + rc)):"]
+        # each row's slices: loops index them from 0 (no negative-index checks, they vectorize)
+        views = [f"w{i} = f{i}[base:base + N]" for i, cls in enumerate(plan.inputs)
+                 if cls == "full"]
+        views += [f"p{j} = o{j}[base:base + N]" for j, lv in enumerate(plan.out_levels) if lv == 2]
+        chunk += ["    base = r * N"] + ["    " + s for s in views + body]
+        return head + [f"for c in {rng}(nch):"] + ["    " + s for s in chunk]
+
+
+def render(spec: GroupSpec, key_hash: str, header: str) -> KernelSource:
+    """The kernel module's source for a group with row reductions (see the module docstring)."""
+    r = RowRenderer(spec)
+    loop = r.kernel_lines()
+    loop = [f"{name} = {expr}" for expr, name in r.consts.items()] + loop
+    if codegen.uses_err(loop):
+        raise Unsupported("unsupported integer division in a reduction group")
+    params = [f"in{i}" for i in range(len(spec.signature))]
+    params += [f"out{j}" for j in range(len(r.outputs))]
+    name = codegen.kernel_name(key_hash)
+    ops = ", ".join(n.kind.split("::")[-1] for n in r.nodes)
+    lines = [header,
+             f"# fused row reduction: {ops}",
+             "import math",
+             "import numba",
+             "import numpy as np",
+             "from numba import prange",
+             "from torchlike.cpu_backend.scalar_math import *  # noqa: F401,F403 (tl_* helpers)",
+             "from torchlike.cpu_backend.row_math import *  # noqa: F401,F403 (row reductions)",
+             ""]
+    if r.uses_f16:
+        lines.append(F16_HELPERS)
+    lines += ["",
+              "@" + KERNEL_DECORATOR.format(", parallel=True" if r.parallel else ""),
+              f"def {name}({', '.join(params)}):"]
+    lines += ["    " + s for s in loop]
+    source = "\n".join(lines) + "\n"
+    info = NumbaKernelInfo(uses_err=False, hash=key_hash,
+                           outputs=tuple(spec.values[v].dtype for v in r.outputs), flat=False,
+                           parallel=r.parallel, arg_types=arg_types(spec, r.outputs))
+    return KernelSource(name, source, (), info)

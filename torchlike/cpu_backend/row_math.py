@@ -1,0 +1,151 @@
+"""Row reductions for the fused reduction kernels (``row_codegen``): ``tl_rsum_<f>``,
+``tl_rmax_<f>`` and ``tl_rmin_<f>`` over ``a[start:start + n]`` of a 1-D array, for float32
+and float64 (float16 is reduced from a float32 buffer, as PyTorch accumulates it in float32).
+
+The kernels compile with ``fastmath=False``, where LLVM keeps ``s += a[i]`` in source order
+and will not vectorize it; Numba's SLP vectorizer does not vectorize hand-written strided
+partial sums either (measured: scalar ``vaddss`` only).  So:
+
+* sums: only the helper's own additions carry ``reassoc`` (a flag on its instructions, kept
+  when LLVM inlines it into a kernel; nothing else of the kernel is reassociated): the loop
+  vectorizes into 16-lane partial sums (x LLVM's unroll).  The order is fixed by the compiled
+  code, so a kernel gives the same sum on every call.  Each block of 4096 elements is summed so
+  and its total added to a float64 running sum: the error grows with the block, not the row
+  (PyTorch's cascade sum is as accurate).
+* max/min: on integer keys (a float's bits, negatives' magnitude bits flipped, order the
+  floats' order), whose max and min vectorize without any float flag.  A NaN key lies beyond
+  the infinities' (above +inf's for a positive NaN, below -inf's for a negative one), so one
+  pass finds both the extreme and whether a NaN was there: any NaN makes the result NaN, as
+  PyTorch's ``amax``/``amin``.  ``-0.0`` sorts below ``0.0``.
+"""
+import numba
+import numpy as np
+from llvmlite import ir
+from numba.core import types
+from numba.extending import intrinsic
+
+__all__ = ["tl_rsum_f32", "tl_rsum_f64", "tl_rmax_f32", "tl_rmax_f64", "tl_rmin_f32",
+           "tl_rmin_f64"]
+
+_BLOCK = 4096
+
+
+@intrinsic
+def _bits_f32(typingctx, x):
+    """The float32 whose bits are the int32 ``x``."""
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(args[0], ir.FloatType())
+    return types.float32(types.int32), codegen
+
+
+@intrinsic
+def _bits_f64(typingctx, x):
+    """The float64 whose bits are the int64 ``x``."""
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(args[0], ir.DoubleType())
+    return types.float64(types.int64), codegen
+
+
+@numba.njit(cache=True, fastmath={"reassoc"}, error_model="numpy", nogil=True)
+def tl_rsum_f32(a, start, n):
+    """sum(a[start:start + n]) in float32 (module docstring)."""
+    v = a[start:start + n]  # a view from 0: no negative-index checks in the loop
+    total = 0.0
+    for c in range(0, n, _BLOCK):
+        s = np.float32(0.0)
+        for i in range(c, min(c + _BLOCK, n)):
+            s += v[i]
+        total += s
+    return np.float32(total)
+
+
+@numba.njit(cache=True, fastmath={"reassoc"}, error_model="numpy", nogil=True)
+def tl_rsum_f64(a, start, n):
+    """sum(a[start:start + n]) in float64 (module docstring)."""
+    v = a[start:start + n]
+    total = 0.0
+    for c in range(0, n, _BLOCK):
+        s = 0.0
+        for i in range(c, min(c + _BLOCK, n)):
+            s += v[i]
+        total += s
+    return total
+
+
+# keys: b ^ ((b >> 31) & 0x7FFFFFFF); +inf's key, -inf's key
+_F32_HI, _F32_LO = np.int32(0x7F800000), np.int32(-2139095041)
+_F64_HI, _F64_LO = np.int64(0x7FF0000000000000), np.int64(-9218868437227405313)
+
+
+@numba.njit(cache=True, error_model="numpy", nogil=True)
+def _keys_f32(a, start, n):
+    """(largest key, smallest key) of a float32 row."""
+    v = a[start:start + n].view(np.int32)
+    hi = np.int32(-2147483648)
+    lo = np.int32(2147483647)
+    mask = np.int32(0x7FFFFFFF)
+    for i in range(n):
+        b = v[i]
+        k = b ^ ((b >> 31) & mask)
+        hi = k if k > hi else hi
+        lo = k if k < lo else lo
+    return hi, lo
+
+
+@numba.njit(cache=True, error_model="numpy", nogil=True)
+def _keys_f64(a, start, n):
+    """(largest key, smallest key) of a float64 row."""
+    v = a[start:start + n].view(np.int64)
+    hi = np.int64(-9223372036854775808)
+    lo = np.int64(9223372036854775807)
+    mask = np.int64(0x7FFFFFFFFFFFFFFF)
+    for i in range(n):
+        b = v[i]
+        k = b ^ ((b >> 63) & mask)
+        hi = k if k > hi else hi
+        lo = k if k < lo else lo
+    return hi, lo
+
+
+@numba.njit(cache=True, error_model="numpy", nogil=True)
+def tl_rmax_f32(a, start, n):
+    """max(a[start:start + n]); NaN if any element is NaN; -inf when n == 0."""
+    if n == 0:
+        return np.float32(-np.inf)
+    hi, lo = _keys_f32(a, start, n)
+    if hi > _F32_HI or lo < _F32_LO:
+        return np.float32(np.nan)
+    return _bits_f32(hi ^ ((hi >> 31) & np.int32(0x7FFFFFFF)))
+
+
+@numba.njit(cache=True, error_model="numpy", nogil=True)
+def tl_rmin_f32(a, start, n):
+    """min(a[start:start + n]); NaN if any element is NaN; inf when n == 0."""
+    if n == 0:
+        return np.float32(np.inf)
+    hi, lo = _keys_f32(a, start, n)
+    if hi > _F32_HI or lo < _F32_LO:
+        return np.float32(np.nan)
+    return _bits_f32(lo ^ ((lo >> 31) & np.int32(0x7FFFFFFF)))
+
+
+@numba.njit(cache=True, error_model="numpy", nogil=True)
+def tl_rmax_f64(a, start, n):
+    """max(a[start:start + n]); NaN if any element is NaN; -inf when n == 0."""
+    if n == 0:
+        return -np.inf
+    hi, lo = _keys_f64(a, start, n)
+    if hi > _F64_HI or lo < _F64_LO:
+        return np.nan
+    return _bits_f64(hi ^ ((hi >> 63) & np.int64(0x7FFFFFFFFFFFFFFF)))
+
+
+@numba.njit(cache=True, error_model="numpy", nogil=True)
+def tl_rmin_f64(a, start, n):
+    """min(a[start:start + n]); NaN if any element is NaN; inf when n == 0."""
+    if n == 0:
+        return np.inf
+    hi, lo = _keys_f64(a, start, n)
+    if hi > _F64_HI or lo < _F64_LO:
+        return np.nan
+    return _bits_f64(lo ^ ((lo >> 63) & np.int64(0x7FFFFFFFFFFFFFFF)))

@@ -1,0 +1,101 @@
+"""The executor-time half of ``row_reduce``: ``plan_rows(spec)``, the ``RowPlan`` of an analysed
+group with reductions for its exact signature, or ``Unsupported`` (see ``row_reduce``'s
+docstring for the rules; the executor then splits the group).  A backend that renders row
+reductions calls it from its ``check`` (the CPU backend does)."""
+from __future__ import annotations
+
+from typing import Dict, List
+
+from ..ir.graph import Value
+from .backend import ArraySpec, GroupSpec, Unsupported, ValueKind
+from .kernel_spec import kernel_outputs
+from .row_reduce import RowPlan, padded
+
+__all__ = ["plan_rows"]
+
+
+def plan_rows(spec: GroupSpec) -> RowPlan:
+    """The ``RowPlan`` of an analysed group with reductions, or ``Unsupported`` (module
+    docstring: the executor then splits the group)."""
+    reds = spec.reductions
+    shape, k = reds[0].in_shape, reds[0].k
+    if any(r.in_shape != shape or r.k != k for r in reds):
+        raise Unsupported("unsupported reductions of different shapes in one group")
+    n = len(shape)
+    rows, row = shape[:n - k], shape[n - k:]
+    keep_shape = rows + (1,) * k
+    classes: List[str] = []
+    level: Dict[Value, int] = {}
+    avail: Dict[Value, int] = {}
+    for param, s in zip(spec.subgraph.inputs, spec.signature, strict=False):
+        if not isinstance(s, ArraySpec):
+            classes.append("scalar")
+            level[param], avail[param] = 0, 0
+            continue
+        p = padded(s.shape, n)
+        if p is None:
+            raise Unsupported("unsupported input of a higher rank than the reduced tensor")
+        if all(d == 1 for d in p):
+            cls, lv = "uniform", 0
+        elif s.layout != "C":
+            raise Unsupported("unsupported non-contiguous input of a reduction group")
+        elif p == shape:
+            cls, lv = "full", 2
+        elif all(d == 1 for d in p[:n - k]) and p[n - k:] == row:
+            cls, lv = "rowvec", 2
+        elif len(s.shape) == n and p == keep_shape:
+            cls, lv = "perrow", 1
+        else:
+            raise Unsupported("unsupported input broadcast within a row or across some rows")
+        classes.append(cls)
+        level[param], avail[param] = lv, 0
+    by_node = {o.node: o for o in spec.ops}
+    by_red = {r.node: r for r in reds}
+    ones = lambda t: all(d == 1 for d in t)  # noqa: E731
+    for node in spec.subgraph.nodes:
+        if node.kind == "prim::Constant":
+            level[node.outputs[0]], avail[node.outputs[0]] = 0, 0
+        elif node in by_red:
+            r = by_red[node]
+            if level[r.operand] != 2:
+                raise Unsupported("unsupported reduction of a value that is not per element")
+            if spec.values[r.operand].shape != shape:
+                raise Unsupported("unsupported reduction of a value broadcast over the rows")
+            level[node.outputs[0]] = 2 if r.red.per_element else 1
+            avail[node.outputs[0]] = avail[r.operand] + r.red.passes
+        elif node in by_node:
+            o = by_node[node]
+            refs = [v for v in list(o.operands) + list(o.attrs.values()) if isinstance(v, Value)]
+            lv = max([level[v] for v in refs], default=0)
+            out_shape = spec.values[node.outputs[0]].shape
+            if lv == 2:
+                p = padded(out_shape, n)
+                if p is None or any(a not in (1, b) for a, b in zip(p, shape)):
+                    raise Unsupported("unsupported per-element value larger than the rows")
+                for v in refs:
+                    vs = spec.values[v].shape
+                    if level[v] == 1 and not (ones(vs) or (len(vs) == n and vs == keep_shape)):
+                        raise Unsupported("unsupported per-row value broadcast without keepdim")
+            else:
+                lv = 1 if lv == 1 or any(level[v] == 0 and spec.values[v].kind == ValueKind.ARRAY
+                                         for v in refs) else lv
+                if lv == 1 and not ((out_shape in (keep_shape, rows) or ones(out_shape)) and all(
+                        level[v] != 1 or spec.values[v].shape == out_shape
+                        or ones(spec.values[v].shape) for v in refs)):
+                    raise Unsupported("unsupported per-row values of different shapes")
+            level[node.outputs[0]] = lv
+            avail[node.outputs[0]] = max([avail[v] for v in refs], default=0)
+        else:
+            raise Unsupported(f"unsupported {node.kind} in a reduction group")
+    out_levels = []
+    for v in kernel_outputs(spec):
+        lv, vs = level.get(v, 0), spec.values[v].shape
+        if lv == 2 and vs != shape:
+            raise Unsupported("unsupported per-element output smaller than the rows")
+        if lv == 1 and vs not in (keep_shape, rows):
+            raise Unsupported("unsupported per-row output of another shape")
+        if lv == 0:
+            raise Unsupported("unsupported uniform output of a reduction group")
+        out_levels.append(lv)
+    passes = max(avail[r.node.outputs[0]] for r in reds)
+    return RowPlan(tuple(shape), k, tuple(classes), level, avail, passes, tuple(out_levels))
