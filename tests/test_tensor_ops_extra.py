@@ -123,3 +123,37 @@ def test_arange_eager_forms():
     assert tl.arange(1, 7, 2).tolist() == [1, 3, 5]
     assert tl.arange(3, dtype=np.float32).dtype == np.float32
     assert tl.arange(0.0, 1.0, 0.25).tolist() == [0.0, 0.25, 0.5, 0.75]
+
+
+def test_indexing_ops_against_numpy():
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    i = np.array([2, 0, 2])
+    np.testing.assert_array_equal(tl.index(x, [None, np.array([1, 3])]), x[:, [1, 3]])
+    np.testing.assert_array_equal(tl.index(x, [x[:, 0] > 3]), x[x[:, 0] > 3])
+    np.testing.assert_array_equal(tl.index_select(x, 0, i), x[i])
+    np.testing.assert_array_equal(tl.gather(x, 1, np.array([[3], [0], [1]])), [[3], [4], [9]])
+    with pytest.raises(ExecutionError, match="out of bounds"):
+        tl.gather(x, 1, np.array([[4]]))
+    with pytest.raises(ExecutionError, match="long, int, byte or bool"):
+        tl.index_select(x, 0, np.float32([0]))
+    added = tl.scatter_add(np.zeros(3, np.float32), 0, np.array([0, 0, 2]), np.float32([1, 2, 3]))
+    assert added.tolist() == [3.0, 0.0, 3.0]  # duplicates accumulate
+    a, b = tl.split_with_sizes(x, [1, 3], 1)
+    assert a.shape == (3, 1) and b.shape == (3, 3)
+    with pytest.raises(ExecutionError, match="sum exactly"):
+        tl.split_with_sizes(x, [1, 2], 1)
+    assert tl.unflatten(x, 1, [2, -1]).shape == (3, 2, 2)
+    assert tl.repeat(np.ones(2), [3, 2]).shape == (3, 4)
+
+
+def test_sdpa_causal_matches_the_formula():
+    rng = np.random.default_rng(2)
+    q, k, v = (rng.standard_normal((2, 4, 8)).astype(np.float32) for _ in range(3))
+    s = q @ k.transpose(0, 2, 1) / np.sqrt(8)
+    s = np.where(np.tril(np.ones((4, 4), bool)), s, -np.inf)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    want = (p / p.sum(-1, keepdims=True)) @ v
+    np.testing.assert_allclose(tl.scaled_dot_product_attention(q, k, v, None, 0.0, True), want,
+                               rtol=1e-5, atol=1e-6)
+    with pytest.raises(ExecutionError, match="dropout_p"):
+        tl.scaled_dot_product_attention(q, k, v, None, 0.1)

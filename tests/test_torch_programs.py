@@ -1,5 +1,7 @@
-"""Small programs as PyTorch users write them -- attention, an MLP, a residual block with
-in-place ops, layer norm, RoPE, SwiGLU, embeddings, losses, cumsum/topk/one_hot/pad/normalize --
+"""Small programs as PyTorch users write them -- attention (by hand and
+scaled_dot_product_attention), an MLP, a residual block with in-place ops, layer norm, RoPE,
+SwiGLU, embeddings, losses, cumsum/topk/one_hot/pad/normalize, addmm/baddbmm/einsum,
+gather/index/scatter, split/unflatten/repeat --
 traced and scripted by PyTorch 2.13, printed, parsed by torchlike and run (fused where
 elementwise), against PyTorch's own outputs.  Needs torch (the graphs come from it); the ops'
 own semantics without torch are in test_tensor_ops_extra.py."""
@@ -94,6 +96,33 @@ def newzeros_triu(x):
     return torch.triu(x) + torch.tril(y, -1)
 
 
+def sdpa(q, k, v):
+    return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+
+def addmm(x, w, b):
+    return torch.addmm(b, x, w, beta=0.5) + torch.baddbmm(
+        b.expand(2, 4, 6), x.expand(2, 4, 5), w.expand(2, 5, 6), alpha=2.0).sum(0)
+
+
+def gather_index(x, i):
+    return x[i] + x.gather(1, i[:, None].expand(-1, 3)).sum() + x.index_select(0, i)
+
+
+def split_unflatten(x):
+    a, b = x.split([2, 3], dim=1)
+    return torch.cat([b, a], 1).flatten().unflatten(0, (5, 4)).repeat(1, 2)
+
+
+def einsum_std(a, b):
+    s, m = torch.std_mean(a, dim=1)
+    return torch.einsum("ij,jk->ik", (a - m[:, None]) / s[:, None], b)
+
+
+def scatter(x, i):
+    return torch.zeros(4, 3).scatter_add(0, i, x) + torch.zeros(4, 3).scatter(0, i, x)
+
+
 def _g(seed):
     return torch.Generator().manual_seed(seed)
 
@@ -123,6 +152,13 @@ CASES = {
     "topk": (topk, lambda: [_randn(3, 7)]),
     "normalize": (normalize, lambda: [_randn(3, 7)]),
     "newzeros_triu": (newzeros_triu, lambda: [_randn(5, 6)]),
+    "sdpa": (sdpa, lambda: [_randn(2, 3, 5, 8), _randn(2, 3, 5, 8, seed=1),
+                            _randn(2, 3, 5, 8, seed=2)]),
+    "addmm": (addmm, lambda: [_randn(4, 5), _randn(5, 6, seed=1), _randn(6, seed=2)]),
+    "gather_index": (gather_index, lambda: [_randn(4, 3), torch.tensor([0, 2, 1, 1])]),
+    "split_unflatten": (split_unflatten, lambda: [_randn(4, 5)]),
+    "einsum_std": (einsum_std, lambda: [_randn(3, 6), _randn(6, 2, seed=1)]),
+    "scatter": (scatter, lambda: [_randn(2, 3), torch.tensor([[0, 1, 2], [3, 0, 1]])]),
 }
 
 

@@ -8,6 +8,7 @@ from . import (  # noqa: F401  (registration side effects)
     executor_prims,
     factories,
     functions,
+    indexing,
     inplace,
     linalg,
     losses,

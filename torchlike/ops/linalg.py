@@ -116,3 +116,57 @@ def _norm(xp, x, *args):
 
 
 register(OpDef("aten::norm", (), _norm, category="reduction", python_name="norm"))
+
+
+def _addmm(name: str, rank: int):
+    """``beta * self + alpha * (mat1 @ mat2)`` (addmm: 2-D, baddbmm: batched); beta 0 ignores
+    self (NaN in it included), as PyTorch."""
+    def impl(xp, self, m1, m2, beta=1, alpha=1):
+        if m1.ndim != rank or m2.ndim != rank:
+            raise RuntimeError(f"{name}: expected {rank}D matrices, got {m1.ndim}D and {m2.ndim}D")
+        _check_same_dtype(m1, m2)
+        prod = _matmul_arrays(xp, m1, m2)
+        out = prod if alpha == 1 else prod * prod.dtype.type(alpha)
+        if beta != 0:
+            out = out + (self if beta == 1 else self * self.dtype.type(beta))
+        return xp.asarray(out).astype(prod.dtype, copy=False)
+    return impl
+
+
+def _einsum(xp, equation, tensors, path=None):
+    return xp.asarray(xp.einsum(equation, *tensors))
+
+
+def _sdpa(xp, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+          enable_gqa=False):
+    """``softmax(q k^T * scale + mask) v``, the math of PyTorch's reference implementation
+    (no dropout: a nonzero dropout_p is an error, as it would need PyTorch's generator)."""
+    if dropout_p:
+        raise RuntimeError("scaled_dot_product_attention with dropout_p > 0 is not supported "
+                           "by torchlike (random)")
+    c = compute_dtype(str(q.dtype))
+    qc, kc, vc = (t.astype(c, copy=False) for t in (q, k, v))
+    s = (1.0 / np.sqrt(q.shape[-1])) if scale is None else scale
+    scores = xp.matmul(qc, xp.swapaxes(kc, -1, -2)) * np.dtype(c).type(s)
+    L, S = q.shape[-2], k.shape[-2]
+    if is_causal:
+        keep = xp.tril(xp.ones((L, S), dtype=bool))
+        scores = xp.where(keep, scores, -np.inf)
+    if attn_mask is not None:
+        scores = xp.where(attn_mask, scores, -np.inf) if attn_mask.dtype == np.bool_ else \
+            scores + attn_mask.astype(scores.dtype)
+    m = xp.max(scores, axis=-1, keepdims=True)
+    with np.errstate(invalid="ignore"):
+        e = xp.exp(scores - m)
+        p = e / xp.sum(e, axis=-1, keepdims=True)
+    return xp.asarray(xp.matmul(p, vc)).astype(q.dtype, copy=False)
+
+
+defop("aten::addmm", "Tensor self, Tensor mat1, Tensor mat2, Scalar beta=1, Scalar alpha=1",
+      _addmm("addmm", 2))
+defop("aten::baddbmm", "Tensor self, Tensor batch1, Tensor batch2, Scalar beta=1, "
+      "Scalar alpha=1", _addmm("baddbmm", 3))
+defop("aten::einsum", "str equation, Tensor[] tensors, int[]? path=None", _einsum)
+defop("aten::scaled_dot_product_attention", "Tensor query, Tensor key, Tensor value, "
+      "Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, float? scale=None, "
+      "bool enable_gqa=False", _sdpa)

@@ -324,3 +324,24 @@ defop("aten::softmax", "Tensor self, int dim, ScalarType? dtype=None", _softmax_
       category="reduction", infer=_infer_softmax)
 defop("aten::log_softmax", "Tensor self, int dim, ScalarType? dtype=None", _softmax_impl(True),
       category="reduction", infer=_infer_softmax)
+
+
+def _var_mean(name: str):
+    """``std_mean`` / ``var_mean``: (std or var, mean) over the same dims."""
+    spread = _var(name)
+
+    def impl(xp, x, *args):
+        dim, _, keepdim = _var_args(args)
+        return spread(xp, x, *args), _mean(xp, x, dim, keepdim)
+    return impl
+
+
+def _infer_var_mean(node, types):
+    (t,) = _infer_var(node, types)
+    return [t, t]
+
+
+defop("aten::var_mean", _VAR_SCHEMA, _var_mean("var"), category="reduction", num_outputs=2,
+      infer=_infer_var_mean)
+defop("aten::std_mean", _VAR_SCHEMA, _var_mean("std"), category="reduction", num_outputs=2,
+      infer=_infer_var_mean)
