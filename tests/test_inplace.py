@@ -10,6 +10,7 @@ from torchlike import ir, jit
 from torchlike.errors import ExecutionError
 from torchlike.fuser import config
 from torchlike.fuser.partition import fusion_groups
+from torchlike.ir.attributes import SUBGRAPH_ATTR
 from torchlike.jit.script_function import ScriptFunction
 from torchlike.ops import registry
 from torchlike.ops.inplace import INPLACE_OF, inplace_name
@@ -137,8 +138,8 @@ def test_fused_inplace_graph_runs_one_kernel():
     f = ScriptFunction(ir.parse_graph(GRAPH))
     fused = f.graph_for(x, y)
     (group,) = fusion_groups(fused)
-    inner = {n.kind for n in group.attrs["Subgraph"].nodes} if "Subgraph" in group.attrs else None
-    assert inner is None or {"aten::mul", "aten::add", "aten::relu"} <= inner
+    inner = {n.kind for n in group.attrs[SUBGRAPH_ATTR].nodes}
+    assert {"aten::mul", "aten::add", "aten::relu"} <= inner
     saved = config.strict()
     config.set_strict(True)
     try:

@@ -58,18 +58,19 @@ HAS_FMA = _target_has_fma()
 
 @intrinsic
 def _fma(typingctx, a, b, c):
-    """a * b + c, rounded once where the target has FMA (twice otherwise)."""
-    if not (a == b == c == types.float32):
+    """a * b + c, rounded once where the target has FMA (twice otherwise); float32 or float64
+    (math_f64 uses it too)."""
+    if not (a == b == c) or a not in (types.float32, types.float64):
         return None
+    ty = llvm_ir.FloatType() if a == types.float32 else llvm_ir.DoubleType()
 
     def codegen(context, builder, sig, args):
         if HAS_FMA:
-            f32 = llvm_ir.FloatType()
             fn = builder.module.declare_intrinsic(
-                "llvm.fma", [f32], llvm_ir.FunctionType(f32, [f32, f32, f32]))
+                "llvm.fma", [ty], llvm_ir.FunctionType(ty, [ty, ty, ty]))
             return builder.call(fn, args)
         return builder.fadd(builder.fmul(args[0], args[1]), args[2])
-    return types.float32(types.float32, types.float32, types.float32), codegen
+    return a(a, a, a), codegen
 
 
 @intrinsic

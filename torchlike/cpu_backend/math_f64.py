@@ -65,7 +65,7 @@ from llvmlite import ir as llvm_ir
 from numba.core import types
 from numba.extending import intrinsic
 
-from .math_f32 import HAS_FMA
+from .math_f32 import HAS_FMA, _fma  # noqa: F401 (one FMA intrinsic for both widths)
 
 
 def _njit(fn):
@@ -74,21 +74,6 @@ def _njit(fn):
 
 _I64 = llvm_ir.IntType(64)
 _F64 = llvm_ir.DoubleType()
-
-
-@intrinsic
-def _fma(typingctx, a, b, c):
-    """a * b + c, rounded once where the target has FMA (twice otherwise)."""
-    if not (a == b == c == types.float64):
-        return None
-
-    def codegen(context, builder, sig, args):
-        if HAS_FMA:
-            fn = builder.module.declare_intrinsic(
-                "llvm.fma", [_F64], llvm_ir.FunctionType(_F64, [_F64, _F64, _F64]))
-            return builder.call(fn, args)
-        return builder.fadd(builder.fmul(args[0], args[1]), args[2])
-    return types.float64(types.float64, types.float64, types.float64), codegen
 
 
 @intrinsic
