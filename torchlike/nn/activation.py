@@ -11,7 +11,7 @@ from typing import Optional
 
 import numpy as np
 
-import torchlike as tl
+from torchlike import functional as tl
 
 from . import init
 from .module import Module

@@ -13,7 +13,7 @@ from typing import Tuple
 
 import numpy as np
 
-import torchlike as tl
+from torchlike import functional as tl
 
 from . import init
 from .module import Module

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-import torchlike as tl
+from torchlike import functional as tl
 
 from . import init
 from .module import Module, Parameter

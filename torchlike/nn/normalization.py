@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-import torchlike as tl
+from torchlike import functional as tl
 
 from . import init
 from .linear import _check_device, _float_dtype
