@@ -14,6 +14,7 @@ import numpy as np
 from torchlike import functional as tl
 
 from . import init
+from .dropout import _RandomInTraining
 from .module import Module
 
 __all__ = [
@@ -268,20 +269,18 @@ class Hardshrink(Softshrink):
 
 def _rrelu_train(input: np.ndarray, lower: float, upper: float, inplace: bool) -> np.ndarray:
     """Training-mode RReLU: each negative element scaled by its own U(lower, upper) slope,
-    drawn from ``nn.init``'s generator (not a scriptable path: the scripter compiles the
-    eval branch of a module in eval mode)."""
-    x = np.asarray(input)
-    slopes = init.get_generator().uniform(lower, upper, x.shape)
-    out = np.where(x >= 0, x, x * slopes).astype(x.dtype, copy=False)
+    drawn from ``nn.init``'s generator."""
+    slopes = init.get_generator().uniform(lower, upper, input.shape)
+    out = np.where(input >= 0, input, input * slopes).astype(input.dtype, copy=False)
     if inplace:
-        np.copyto(x, out)
-        return x
+        np.copyto(input, out)
+        return input
     return out
 
 
-class RReLU(Module):
+class RReLU(_RandomInTraining):
     """Randomized leaky ReLU: slope (lower + upper) / 2 in eval mode, a random slope per
-    element in training mode."""
+    element in training mode (drawn in ``__call__``, see ``dropout.py``)."""
 
     __constants__ = ["lower", "upper", "inplace"]
 
@@ -293,11 +292,12 @@ class RReLU(Module):
         self.inplace = inplace
 
     def forward(self, input):
-        if self.training:
-            return _rrelu_train(input, self.lower, self.upper, self.inplace)
         if self.inplace:
-            return tl.rrelu_(input, self.lower, self.upper, False)
-        return tl.rrelu(input, self.lower, self.upper, False)
+            return tl.rrelu_(input, self.lower, self.upper, self.training)
+        return tl.rrelu(input, self.lower, self.upper, self.training)
+
+    def train_forward(self, input: np.ndarray) -> np.ndarray:
+        return _rrelu_train(input, self.lower, self.upper, self.inplace)
 
     def extra_repr(self) -> str:
         return f"lower={self.lower}, upper={self.upper}" + _inplace_repr(self.inplace)
@@ -319,14 +319,10 @@ class GLU(Module):
         return f"dim={self.dim}"
 
 
-def _softmax_dim(ndim: int) -> int:
-    """The dim PyTorch picks when softmax's is None (deprecated there, with a warning)."""
-    if ndim == 0 or ndim == 1 or ndim == 3:
-        return 0
-    return 1
-
-
 class _SoftmaxBase(Module):
+    """``dim=None`` picks PyTorch's implicit dim (0 for 0-, 1- and 3-d inputs, else 1;
+    deprecated there, with a warning that is not repeated here)."""
+
     __constants__ = ["dim"]
 
     def __init__(self, dim: Optional[int] = None) -> None:
@@ -339,23 +335,32 @@ class _SoftmaxBase(Module):
 
 class Softmax(_SoftmaxBase):
     def forward(self, input):
-        if self.dim is None:
-            return tl.softmax(input, _softmax_dim(input.ndim))
-        return tl.softmax(input, self.dim)
+        dim = self.dim
+        if dim is None:
+            dim = 1
+            if input.ndim == 0 or input.ndim == 1 or input.ndim == 3:
+                dim = 0
+        return tl.softmax(input, dim)
 
 
 class LogSoftmax(_SoftmaxBase):
     def forward(self, input):
-        if self.dim is None:
-            return tl.log_softmax(input, _softmax_dim(input.ndim))
-        return tl.log_softmax(input, self.dim)
+        dim = self.dim
+        if dim is None:
+            dim = 1
+            if input.ndim == 0 or input.ndim == 1 or input.ndim == 3:
+                dim = 0
+        return tl.log_softmax(input, dim)
 
 
 class Softmin(_SoftmaxBase):
     def forward(self, input):
-        if self.dim is None:
-            return tl.softmax(-input, _softmax_dim(input.ndim))
-        return tl.softmax(-input, self.dim)
+        dim = self.dim
+        if dim is None:
+            dim = 1
+            if input.ndim == 0 or input.ndim == 1 or input.ndim == 3:
+                dim = 0
+        return tl.softmax(-input, dim)
 
 
 class Softmax2d(Module):

@@ -1,15 +1,17 @@
-"""Dropout modules: identity in eval mode (``tl.dropout(x, p, False)``, what the scripter
-compiles for a module in eval mode); in training mode a numpy Bernoulli mask drawn from
+"""Dropout modules: identity in eval mode; in training mode a numpy Bernoulli mask drawn from
 ``nn.init``'s generator, scaled by 1/(1-p) as PyTorch scales it.
 
-The training branch is eager only: torchlike runs inference graphs (``aten::dropout`` with
-``train=True`` is refused), so a module is scripted in eval mode, where ``if self.training``
-is a constant and only the eval branch is compiled.
+``forward`` is PyTorch's, ``tl.dropout(input, self.p, self.training)`` (``feature_dropout``,
+``alpha_dropout``, ``feature_alpha_dropout`` for the variants), so the scripter compiles the
+same call TorchScript records.  torchlike's ops refuse ``train=True`` (torchlike runs inference
+graphs), so the training-mode draw happens in ``__call__``: calling a module in training mode on
+a numpy array runs ``_dropout_train``; anything else (eval mode, a traced value) goes to
+``forward``.
 """
 from __future__ import annotations
 
 import math
-from typing import Tuple
+from typing import Any, Tuple
 
 import numpy as np
 
@@ -56,7 +58,21 @@ def _dropout_train(input, p: float, inplace: bool, feature: bool = False,
     return out
 
 
-class _DropoutNd(Module):
+class _RandomInTraining(Module):
+    """A module whose training mode draws random numbers: ``__call__`` runs ``train_forward``
+    (numpy, ``nn.init``'s generator) for a numpy input in training mode, ``forward`` (the
+    scriptable eval-mode call) otherwise."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.training and len(args) == 1 and not kwargs and isinstance(args[0], np.ndarray):
+            return self.train_forward(args[0])
+        return self.forward(*args, **kwargs)
+
+    def train_forward(self, input: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+
+class _DropoutNd(_RandomInTraining):
     __constants__ = ["p", "inplace"]
 
     def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
@@ -75,24 +91,25 @@ class Dropout(_DropoutNd):
     1/(1-p); the identity in eval mode."""
 
     def forward(self, input):
-        if self.training:
-            return _dropout_train(input, self.p, self.inplace)
-        return tl.dropout(input, self.p, False)
+        return tl.dropout(input, self.p, self.training)
+
+    def train_forward(self, input: np.ndarray) -> np.ndarray:
+        return _dropout_train(input, self.p, self.inplace)
 
 
 class Dropout1d(_DropoutNd):
     """Zeroes whole channels of an (N, C, L) or (C, L) input."""
 
     def forward(self, input):
-        if self.training:
-            if input.ndim not in (2, 3):
-                raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a "
-                                   f"{input.ndim}D input. Note that dropout1d exists to provide "
-                                   "channel-wise dropout on inputs with 1 spatial dimension, a "
-                                   "channel dimension, and an optional batch dimension (i.e. 2D "
-                                   "or 3D inputs).")
-            return _dropout_train(input, self.p, self.inplace, True, input.ndim == 3)
-        return tl.feature_dropout(input, self.p, False)
+        return tl.feature_dropout(input, self.p, self.training)
+
+    def train_forward(self, input: np.ndarray) -> np.ndarray:
+        if input.ndim not in (2, 3):
+            raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D "
+                               "input. Note that dropout1d exists to provide channel-wise "
+                               "dropout on inputs with 1 spatial dimension, a channel dimension, "
+                               "and an optional batch dimension (i.e. 2D or 3D inputs).")
+        return _dropout_train(input, self.p, self.inplace, True, input.ndim == 3)
 
 
 class Dropout2d(_DropoutNd):
@@ -100,33 +117,37 @@ class Dropout2d(_DropoutNd):
     PyTorch reads it)."""
 
     def forward(self, input):
-        if self.training:
-            return _dropout_train(input, self.p, self.inplace, True, True)
-        return tl.feature_dropout(input, self.p, False)
+        return tl.feature_dropout(input, self.p, self.training)
+
+    def train_forward(self, input: np.ndarray) -> np.ndarray:
+        return _dropout_train(input, self.p, self.inplace, True, True)
 
 
 class Dropout3d(_DropoutNd):
     """Zeroes whole channels of an (N, C, D, H, W) or (C, D, H, W) input."""
 
     def forward(self, input):
-        if self.training:
-            return _dropout_train(input, self.p, self.inplace, True, input.ndim != 4)
-        return tl.feature_dropout(input, self.p, False)
+        return tl.feature_dropout(input, self.p, self.training)
+
+    def train_forward(self, input: np.ndarray) -> np.ndarray:
+        return _dropout_train(input, self.p, self.inplace, True, input.ndim != 4)
 
 
 class AlphaDropout(_DropoutNd):
     """Dropout that keeps SELU's self-normalizing mean and variance."""
 
     def forward(self, input):
-        if self.training:
-            return _dropout_train(input, self.p, False, alpha=True)
-        return tl.alpha_dropout(input, self.p, False)
+        return tl.alpha_dropout(input, self.p, self.training)
+
+    def train_forward(self, input: np.ndarray) -> np.ndarray:
+        return _dropout_train(input, self.p, False, alpha=True)
 
 
 class FeatureAlphaDropout(_DropoutNd):
     """Alpha dropout of whole channels."""
 
     def forward(self, input):
-        if self.training:
-            return _dropout_train(input, self.p, False, True, True, True)
-        return tl.feature_alpha_dropout(input, self.p, False)
+        return tl.feature_alpha_dropout(input, self.p, self.training)
+
+    def train_forward(self, input: np.ndarray) -> np.ndarray:
+        return _dropout_train(input, self.p, False, True, True, True)
