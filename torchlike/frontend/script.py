@@ -36,13 +36,14 @@ from __future__ import annotations
 import ast
 import inspect
 import types as pytypes
+from typing import Optional
 
 from ..errors import ScriptError
 from ..ir.graph import Graph
-from ..ir.types import BOOL, FLOAT, INT, STR, TENSOR, TupleType, Type
+from ..ir.types import BOOL, FLOAT, INT, STR, TENSOR, ClassType, TupleType, Type
 from .script_source import FunctionSource
 from .script_statements import FunctionScope, StatementLowering
-from .script_values import ObjectRef, Seq
+from .script_values import ModuleInfo, ModuleValue, ObjectRef, Seq
 
 __all__ = ["script_graph"]
 
@@ -73,11 +74,14 @@ def _annotation_type(frame: FunctionSource, ann) -> Type:
                       "Tuple[...])", ann)
 
 
-def script_graph(fn) -> Graph:
+def script_graph(fn, module: Optional[ModuleInfo] = None) -> Graph:
     """Compile the Python function ``fn`` into a graph that keeps its control flow.
 
     Parameters are tensors unless annotated ``int``, ``float``, ``bool`` or ``Tuple[...]``; a
     bound method's ``self`` is not a graph input (its scalar attributes become constants).
+    With ``module`` (a method of a module, ``fn`` its function): the first parameter is the
+    graph input ``%self`` typed with the module's class, read through ``prim::GetAttr`` and
+    called through ``prim::CallMethod`` (script_modules.py).
     Raises ``ScriptError`` (quoting the line, with a caret) for anything outside the subset
     described in this module's docstring."""
     bound = None
@@ -93,7 +97,13 @@ def script_graph(fn) -> Graph:
         raise frame.error("*args, **kwargs and keyword-only parameters are not supported in "
                           "scripted functions", bad)
     params = fargs.posonlyargs + fargs.args
-    if bound is not None and params:
+    if module is not None:
+        if not params:
+            raise frame.error("a module method needs a 'self' parameter", frame.fdef)
+        me = em.graph.add_input(params[0].arg, ClassType(module.qualified_name))
+        em.env[params[0].arg] = ModuleValue(me, module)
+        params = params[1:]
+    elif bound is not None and params:
         em.env[params[0].arg] = ObjectRef(bound)
         params = params[1:]
     for a in params:

@@ -37,11 +37,14 @@ from .calls import scalar_type
 from .script_source import FunctionSource
 from .script_values import (
     Builtin,
+    Callee,
     Method,
     ModuleRef,
+    ModuleValue,
     ObjectRef,
     OpName,
     PythonFunction,
+    ScriptCallee,
     Seq,
     Static,
     Sugar,
@@ -288,9 +291,17 @@ class GraphBuilder:
         if isinstance(obj, pytypes.BuiltinFunctionType) \
                 and getattr(math, obj.__name__, None) is obj:
             return OpName(obj.__name__, "math")
+        scripted = getattr(obj, "scripted_callee", None)
+        if callable(scripted) and not isinstance(obj, type):
+            # a jit.script / jit.trace result: (graph, Callee), copied in where it is called
+            graph, callee = scripted()
+            if isinstance(callee, Callee):
+                return ScriptCallee(graph, getattr(obj, "name", name), callee)
         root = (getattr(obj, "__module__", None) or "").split(".")[0]
-        if isinstance(obj, pytypes.FunctionType) and root not in ("torchlike", "torch"):
-            return PythonFunction(obj)
+        if isinstance(obj, pytypes.FunctionType) and (
+                root not in ("torchlike", "torch")
+                or (root == "torchlike" and self.ops_by_name(obj.__name__) is None)):
+            return PythonFunction(obj)  # a helper (torchlike.nn's too): inlined
         fname = getattr(obj, "__name__", None)
         if callable(obj) and fname and (root in ("torchlike", "torch", "numpy")
                                         or type(obj).__name__ == "ufunc"):
@@ -327,6 +338,8 @@ class GraphBuilder:
                 out.type = {"shape": ListType(INT), "ndim": INT}.get(attr, out.type)
                 return out
             return Method(sv, attr)
+        if isinstance(sv, ModuleValue):
+            return self.module_attribute(sv, e)
         if isinstance(sv, ObjectRef):
             obj = getattr(sv.obj, attr, None)
             if obj is None or isinstance(obj, (bool, int, float, str)):

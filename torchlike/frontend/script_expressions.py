@@ -18,12 +18,25 @@ from ..ops.python_names import (
     operator_for_builtin,
 )
 from .script_builder import GraphBuilder, unsupported
-from .script_values import Builtin, Method, OpName, PythonFunction, Seq, Static, Sugar, unify
+from .script_modules import ModuleLowering
+from .script_values import (
+    BoundMethod,
+    Builtin,
+    Method,
+    ModuleValue,
+    OpName,
+    PythonFunction,
+    ScriptCallee,
+    Seq,
+    Static,
+    Sugar,
+    unify,
+)
 
 __all__ = ["ExpressionLowering"]
 
 
-class ExpressionLowering(GraphBuilder):
+class ExpressionLowering(ModuleLowering, GraphBuilder):
     """Lowers expressions (``expr``) and conditions (``condition``, ``truth``) into the current
     block.  Calls of Python functions go to ``inline``, which statement lowering provides."""
 
@@ -164,6 +177,8 @@ class ExpressionLowering(GraphBuilder):
         index = e.slice
         if isinstance(base, Value) and base.type.is_tensor():
             return self.tensor_index(base, index, e)
+        if isinstance(base, ModuleValue):
+            return self.index_module(base, index, e)
         if isinstance(index, (ast.Slice, ast.Tuple)):
             raise self.error("slicing and multi-dimensional indexing are supported for tensors "
                              "only in scripted functions", e)
@@ -278,6 +293,12 @@ class ExpressionLowering(GraphBuilder):
             return self.call_builtin(callee.name, args, kwargs, e)
         if isinstance(callee, PythonFunction):
             return self.inline(callee.fn, args, kwargs, e)
+        if isinstance(callee, ModuleValue):
+            return self.call_module(callee, args, kwargs, e)
+        if isinstance(callee, BoundMethod):
+            return self.call_bound_method(callee, args, kwargs, e)
+        if isinstance(callee, ScriptCallee):
+            return self.call_script_function(callee, args, kwargs, e)
         desc = callee.describe() if isinstance(callee, Sugar) else f"a {callee.type} value"
         raise self.error(f"{desc} is not callable in a scripted function", e.func)
 
@@ -298,6 +319,8 @@ class ExpressionLowering(GraphBuilder):
             arg = args[0]
             if isinstance(arg, Seq):
                 return self.const(len(arg.items), e)
+            if isinstance(arg, ModuleValue):
+                return self.const(len(arg.info.children()), e)
             v = self.materialize(arg, e)
             if isinstance(v.type, TupleType):
                 return self.const(len(v.type.elems), e)

@@ -184,6 +184,10 @@ class StatementLowering(ExpressionLowering):
                 return scope.exit(self, how, s)
             if isinstance(s, ast.If) and _may_exit(s, scope):
                 return self.if_exit(s.test, s.body + rest, s.orelse + rest, scope, s)
+            if isinstance(s, ast.For):
+                unrolled = self.unroll_module_loop(s)
+                if unrolled is not None:  # for layer in self.layers: one copy per child
+                    return self.stmts(unrolled + rest, scope)
             if isinstance(s, (ast.For, ast.While)):
                 if self.loop(s):  # it may have returned: test the flag, the rest goes on else
                     test = ast.copy_location(ast.Name("$returned", ast.Load()), s)

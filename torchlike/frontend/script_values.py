@@ -8,14 +8,15 @@ only if they must (``GraphBuilder.materialize``).
 from __future__ import annotations
 
 import types as pytypes
-from dataclasses import dataclass
-from typing import Any, Literal, Optional
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Literal, Optional, Protocol, Tuple
 
-from ..ir.graph import Value
+from ..ir.graph import Graph, Value
 from ..ir.types import TENSOR, TupleType, Type
 
-__all__ = ["Builtin", "Method", "ModuleRef", "ObjectRef", "OpName", "PendingType",
-           "PythonFunction", "Seq", "Static", "Sugar", "Undefined", "deref", "unify"]
+__all__ = ["BoundMethod", "Builtin", "Callee", "Member", "Method", "ModuleInfo", "ModuleRef",
+           "ModuleValue", "ObjectRef", "OpName", "PendingType", "PythonFunction", "ScriptCallee",
+           "Seq", "Static", "Sugar", "Undefined", "deref", "unify"]
 
 
 class Sugar:
@@ -94,6 +95,85 @@ class ObjectRef(Sugar):
 
     def describe(self):
         return "object"
+
+
+@dataclass(frozen=True)
+class Callee:
+    """How a call of a compiled function binds its arguments: the parameter names (after a
+    module's ``self``), the defaults of the trailing ones (Python values), and the types of
+    the graph's outputs (one, or several for a tuple return)."""
+
+    names: Tuple[str, ...]
+    defaults: Dict[str, Any] = field(default_factory=dict)
+    output_types: Tuple[Type, ...] = (TENSOR,)
+
+
+@dataclass(frozen=True)
+class Member:
+    """What ``module.name`` is while a module's method is compiled:
+
+    ``"tensor"`` a parameter or buffer (``prim::GetAttr``, typed Tensor), ``"module"`` a
+    submodule (``prim::GetAttr`` typed with its class; ``module`` describes it), ``"scalar"`` a
+    bool/int/float/str attribute read at run time (``prim::GetAttr``), ``"constant"`` a value
+    fixed at compile time (``__constants__``, ``None`` parameters, tuples), ``"method"`` another
+    Python method of the module (``value`` is the function; its calls are inlined)."""
+
+    kind: Literal["tensor", "module", "scalar", "constant", "method"]
+    type: Optional[Type] = None
+    value: Any = None
+    module: Optional["ModuleInfo"] = None
+
+
+class ModuleInfo(Protocol):
+    """A module as the scripter sees it (``torchlike.jit`` implements it over ``nn.Module``s):
+    its class name, its members, its children in order (iteration over containers) and how
+    its ``forward`` is called (``prim::CallMethod``)."""
+
+    qualified_name: str
+
+    def member(self, name: str) -> Optional[Member]:
+        """``self.name``, or None when the module has no such attribute."""
+
+    def children(self) -> List[Tuple[str, "ModuleInfo"]]:
+        """The submodules in registration order (``for layer in self.layers``)."""
+
+    def forward_callee(self) -> Callee:
+        """How ``module(...)`` binds and what it returns."""
+
+
+@dataclass(eq=False)
+class ModuleValue(Sugar):
+    """A module in a scripted method: ``%self`` or a submodule read by ``prim::GetAttr``."""
+
+    value: Value
+    info: ModuleInfo
+
+    def describe(self):
+        return f"module '{self.info.qualified_name}'"
+
+
+@dataclass(eq=False)
+class BoundMethod(Sugar):
+    """``self.helper``: a Python method of a module, inlined with ``self`` bound."""
+
+    module: ModuleValue
+    fn: pytypes.FunctionType
+
+    def describe(self):
+        return f"method '{self.fn.__name__}'"
+
+
+@dataclass(eq=False)
+class ScriptCallee(Sugar):
+    """A compiled function (``jit.script``/``jit.trace`` result) called from scripted code: its
+    graph is copied in at the call (TorchScript's ``prim::CallFunction``, inlined)."""
+
+    graph: Graph
+    name: str
+    callee: Callee
+
+    def describe(self):
+        return f"script function '{self.name}'"
 
 
 @dataclass(eq=False)

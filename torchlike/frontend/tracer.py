@@ -25,8 +25,9 @@ binding and running ops calls.py, the numpy protocols numpy_map.py.
 """
 from __future__ import annotations
 
+import contextlib
 import inspect
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, Callable, ContextManager, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -44,6 +45,7 @@ from ..ir.types import (
     type_of_python_value,
 )
 from ..ops import registry
+from ..passes.inline_functions import copy_nodes
 from .calls import run_impl
 from .diagnostics import TracerWarning, UnsupportedAttributeError, user_source
 from .traced_value import TracedValue
@@ -203,6 +205,44 @@ class Tracer:
         node = self.graph.create(op.name, inputs, [t], source=source)
         return TracedValue(self, node.output(), result)
 
+    def traced_results(self, value: Value, result: Any) -> Any:
+        """``result`` (an example output) as traced values backed by the graph value ``value``:
+        a tuple result is unpacked with ``prim::TupleUnpack``, as PyTorch records it."""
+        if isinstance(result, tuple):
+            types = [_type_of(r) for r in result]
+            unpack = self.graph.create("prim::TupleUnpack", [value], types)
+            return tuple(self.traced_results(v, r)
+                         for v, r in zip(unpack.outputs, result, strict=True))
+        if isinstance(result, list) and all(_is_array(r) for r in result):
+            unpack = self.graph.create("prim::ListUnpack", [value], [_type_of(r) for r in result])
+            return [TracedValue(self, v, r) for v, r in zip(unpack.outputs, result, strict=True)]
+        if _is_array(result):
+            return TracedValue(self, value, result)
+        return result  # a Python scalar or None: the example's value, as traced code sees it
+
+    def record_graph_call(self, graph: Graph, args: Sequence[Any], result: Any) -> Any:
+        """A compiled function called while tracing: ``graph``'s nodes are copied in at the
+        call (its control flow kept, not evaluated on the example), bound to ``args``;
+        ``result`` is what the call returned on the examples.  ``graph`` must not use inputs
+        beyond ``len(args)`` (a frozen module method leaves ``%self`` unused)."""
+        source = user_source()
+        env = {p: self.as_value(a, None, source) for p, a in zip(graph.inputs, args)}
+        copy_nodes(self.graph, graph.block, self.graph.block, len(self.graph.block.nodes), env)
+        out = [env[v] for v in graph.outputs]
+        value = out[0] if len(out) == 1 else self.graph.create(
+            "prim::TupleConstruct", out, [TupleType(tuple(v.type for v in out))]).output()
+        return self.traced_results(value, result)
+
+    def record_method_call(self, module: Value, name: str, args: Sequence[Any],
+                           result: Any) -> Any:
+        """``prim::CallMethod[name=...](%module, *args)`` for a submodule called while a module
+        is traced; ``result`` is the call's output on the examples."""
+        source = user_source()
+        inputs = [module] + [self.as_value(a, None, source) for a in args]
+        node = self.graph.create("prim::CallMethod", inputs, [_type_of(result)], {"name": name},
+                                 source=source)
+        return self.traced_results(node.output(), result)
+
     def output_value(self, result: Any) -> Value:
         """The graph value for what ``fn`` returned: tuples (nested too) become
         ``prim::TupleConstruct``, lists ``prim::ListConstruct``."""
@@ -253,17 +293,23 @@ def _input_names(fn, count: int) -> List[Optional[str]]:
     return names[:count]
 
 
-def trace_graph(fn, example_inputs) -> Graph:
+def trace_graph(fn, example_inputs, self_type: Optional[Type] = None,
+                prepare: Optional[Callable[[Tracer, Value], ContextManager]] = None) -> Graph:
     """Run ``fn(*example_inputs)`` once on ``TracedValue`` proxies and return the recorded graph.
 
     ``example_inputs`` is a tuple (or list) of arrays and Python scalars, or one array.  Inputs
     are named after ``fn``'s parameters.  The outputs are one tensor or a (nested) tuple/list,
     recorded as ``prim::TupleConstruct``/``prim::ListConstruct`` as PyTorch does.
+
+    For a module's ``forward`` (``torchlike.jit`` traces modules), ``self_type`` adds a first
+    input ``%self`` of that class type and ``prepare(tracer, self_value)`` is entered around
+    the call (it points the module's parameters at ``prim::GetAttr`` reads of ``%self``).
     """
     if not isinstance(example_inputs, (tuple, list)):
         example_inputs = (example_inputs,)
     tracer = Tracer()
     graph = tracer.graph
+    self_value = graph.add_input("self", self_type) if self_type is not None else None
     proxies = []
     for name, example in zip(_input_names(fn, len(example_inputs)), example_inputs, strict=False):
         if isinstance(example, np.generic):
@@ -276,8 +322,9 @@ def trace_graph(fn, example_inputs) -> Graph:
             raise UnsupportedOpError(f"cannot trace an input of type {type(example).__name__} "
                                      f"(parameter '{name}'): pass arrays or Python scalars")
         proxies.append(TracedValue(tracer, graph.add_input(name, t), example))
-    for i in range(len(proxies)):  # PyTorch numbers values after the inputs: %3 follows 3 inputs
+    for i in range(len(graph.inputs)):  # PyTorch numbers values after the inputs: %3 follows 3
         graph.claim_name(str(i))
-    result = fn(*proxies)
-    graph.set_outputs([tracer.output_value(result)])
+    with (prepare(tracer, self_value) if prepare is not None else contextlib.nullcontext()):
+        result = fn(*proxies)
+        graph.set_outputs([tracer.output_value(result)])
     return graph

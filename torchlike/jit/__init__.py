@@ -39,12 +39,17 @@ from ..fuser.config import dont_fuse
 from ..fuser.executor import run_fusion_group
 from ..interpreter import Interpreter
 from ..ir.graph import Graph
+from ..nn.module import Module
 from .arguments import check_arguments, with_plan
 from .code import graph_to_code
+from .module_scripting import script_module
+from .module_serialization import is_module_file, load_any, load_module
+from .module_tracing import trace_module
 from .script_function import ScriptFunction
+from .script_module import ScriptModule
 from .serialization import SerializationError, load_function
 
-__all__ = ["ScriptFunction", "ScriptError", "SerializationError", "trace", "script", "load",
+__all__ = ["ScriptFunction", "ScriptModule", "ScriptError", "SerializationError", "trace", "script", "load",
            "run", "fuse", "codegen", "stats", "reset_stats", "graph_to_code"] + list(_config_names)
 
 
@@ -57,10 +62,12 @@ def _param_names(fn: Callable, count: int) -> List[str]:
     return params[:count] if len(params) >= count else None
 
 
-def trace(fn: Callable, example_inputs) -> ScriptFunction:
+def trace(fn: Callable, example_inputs):
     """Run ``fn`` once on ``example_inputs`` (a tuple of arrays and Python scalars, or one
     array), recording every op into a graph, and return it as a ``ScriptFunction``.  Python
     control flow is evaluated during tracing: the graph holds the branch the example took.
+    An ``nn.Module`` gives a ``ScriptModule`` (``jit/module_tracing.py``): its arrays read
+    through ``prim::GetAttr``, its submodules called through ``prim::CallMethod``.
 
         >>> fn = jit.trace(lambda x: x * 2.0, np.ones(3, np.float32))
         >>> print(fn.graph)
@@ -71,16 +78,21 @@ def trace(fn: Callable, example_inputs) -> ScriptFunction:
     """
     if not isinstance(example_inputs, (tuple, list)):
         example_inputs = (example_inputs,)
+    if isinstance(fn, Module):
+        return trace_module(fn, tuple(example_inputs))
     graph = trace_graph(fn, tuple(example_inputs))
     name = getattr(fn, "__name__", "forward")
     return ScriptFunction(graph, name="forward" if name == "<lambda>" else name,
                           input_names=_param_names(fn, len(graph.inputs)), kind="trace", fn=fn)
 
 
-def script(fn: Callable) -> ScriptFunction:
+def script(fn: Callable):
     """Compile ``fn``'s Python source (the scriptable subset: arithmetic, calls of torchlike
     ops, ``if``/``for``/``while``) into a graph that keeps its control flow; raises
-    ``ScriptError`` quoting the offending line otherwise.  Usable as a decorator::
+    ``ScriptError`` quoting the offending line otherwise.  An ``nn.Module`` gives a
+    ``ScriptModule`` (``jit/module_scripting.py``): ``forward`` compiled with ``self`` read
+    through ``prim::GetAttr`` and submodules called through ``prim::CallMethod``.  Usable as a
+    decorator::
 
         @jit.script
         def f(x, n: int):
@@ -88,14 +100,27 @@ def script(fn: Callable) -> ScriptFunction:
                 x = torchlike.sigmoid(x * 1.1)
             return x
     """
+    if isinstance(fn, (Module, ScriptFunction)):
+        return script_module(fn) if isinstance(fn, Module) else fn
+    if not callable(fn) or (hasattr(fn, "forward") and not inspect.isfunction(fn)
+                            and not inspect.ismethod(fn)):
+        raise ScriptError(f"jit.script of a {type(fn).__name__} object: pass a function, or "
+                          f"make it a torchlike.nn.Module subclass")
     graph = script_graph(fn)
     return ScriptFunction(graph, name=getattr(fn, "__name__", "forward"),
                           input_names=_param_names(fn, len(graph.inputs)), kind="script", fn=fn)
 
 
-def load(path) -> ScriptFunction:
-    """Read a function written by ``ScriptFunction.save`` (format: ``torchlike.jit.serialization``).
-    Raises ``SerializationError`` for a file of another format or a newer version."""
+def load(path):
+    """Read a function written by ``ScriptFunction.save`` (format: ``torchlike.jit.serialization``)
+    or a module written by ``ScriptModule.save`` (``torchlike.jit.module_serialization``), in
+    any process: nothing from the file is executed.  Raises ``SerializationError`` for a file
+    of another format, a damaged one, or one from a newer version."""
+    meta = load_any(path)
+    if hasattr(path, "seek"):
+        path.seek(0)
+    if is_module_file(meta):
+        return load_module(path, ScriptModule)
     loaded: Dict[str, Any] = load_function(path)
     return ScriptFunction(loaded["graph"], name=loaded["name"],
                           input_names=loaded["input_names"], kind=loaded["kind"])

@@ -16,27 +16,33 @@ result and an interpreter for it are cached, so a warm call is one signature and
 from __future__ import annotations
 
 import functools
+import inspect
 import logging
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
+from ..errors import TorchlikeError
+from ..frontend.calls import Proxy, find_recorder
+from ..frontend.script_values import Callee
 from ..fuser import config
 from ..fuser.executor import run_fusion_group
 from ..fuser.partition import fuse
 from ..interpreter import Interpreter
 from ..ir.graph import Graph, clone_graph
-from ..ir.types import type_of_python_value
+from ..ir.types import ClassType, type_of_python_value
 from ..passes import (
     eliminate_common_subexpressions,
     eliminate_dead_code,
     infer_types,
     inline_functions,
     propagate_constants,
+    simplify_tuples,
 )
 from .arguments import check_arguments, with_plan
 from .code import graph_to_code
+from .module_graphs import bind_attributes, freeze, inline_methods
 from .serialization import save_function
 
 _SCALAR_TYPES = (int, float, bool, type(None), str)
@@ -44,6 +50,7 @@ logger = logging.getLogger("torchlike")
 
 # The passes a call's first run applies, in order (graph -> None, rewriting it in place).
 _PASSES: Tuple[Tuple[str, Callable[[Graph], None]], ...] = (
+    ("simplify_tuples", simplify_tuples),
     ("propagate_constants", propagate_constants),
     ("eliminate_common_subexpressions", eliminate_common_subexpressions),
     ("eliminate_dead_code", eliminate_dead_code),
@@ -66,12 +73,17 @@ def _arg_key(a: Any) -> Any:
         return (a.dtype, a.shape, a.strides)
     if t in _SCALAR_TYPES:
         return t
+    if isinstance(a, Proxy):  # a traced value: __call__ records the call instead
+        return t
     if hasattr(a, "__cuda_array_interface__"):  # cupy: the device matters too
         return (t, a.dtype, a.shape, a.strides, getattr(getattr(a, "device", None), "id", None))
     if hasattr(a, "dtype") and hasattr(a, "shape"):  # ndarray subclasses, 0-d numpy scalars
         return (t, a.dtype, a.shape, getattr(a, "strides", None))
     if t is tuple or t is list:
         return (t, tuple(_arg_key(x) for x in a))
+    module_key = getattr(a, "_specialization_key", None)  # a ScriptModule as %self
+    if module_key is not None:
+        return (t, module_key())
     return t
 
 
@@ -155,7 +167,13 @@ class ScriptFunction:
 
     def _specialize(self, args: Tuple[Any, ...]) -> Specialization:
         plan = check_arguments(self._graph.inputs, args, self.name, self.input_names)
-        g = inline_functions(clone_graph(self._graph))  # F.relu & co.: their ops, typed below
+        g = clone_graph(self._graph)
+        if _is_module_self(g, args):  # a module's method: calls inlined, attributes resolved
+            inline_methods(g, args[0])
+            _log_graph("inline_methods", g)
+            bind_attributes(g, args[0])
+            _log_graph("bind_attributes", g)
+        g = inline_functions(g)  # F.relu & co.: their ops, typed below
         _log_graph("inline_functions", g)
         infer_types(g, [type_of_python_value(a) for a in plan.apply(args)])
         _log_graph("infer_types", g)
@@ -176,8 +194,39 @@ class ScriptFunction:
         # The warm path: one settings check, one signature, one lookup, then the interpreter.
         entry = self._cache.get(tuple(map(_arg_key, args)))
         if entry is None or config.generation != self._generation:
+            recorder = find_recorder(args)
+            if recorder is not None:  # called while tracing: record our graph there
+                return self._record_call(recorder, args)
             entry = self._specialization_for(args)
         return entry.run(*args)
+
+    def _record_call(self, recorder, args: Tuple[Any, ...]) -> Any:
+        """Called on traced values: the result on the examples, and this graph copied into
+        the trace (control flow kept); a module method is frozen first (its attributes are
+        constants of the trace, as PyTorch bakes a module used from a traced function)."""
+        concrete = tuple(a.concrete if isinstance(a, Proxy) else a for a in args)
+        result = self(*concrete)
+        graph = self._graph
+        if _is_module_self(graph, concrete):
+            graph = freeze(clone_graph(graph), concrete[0])
+            return recorder.record_graph_call(_drop_self(graph), args[1:],
+                                              result)
+        return recorder.record_graph_call(graph, args, result)
+
+    def scripted_callee(self):
+        """``(graph, Callee)``: how scripted code calls this function (its graph is copied in
+        at the call; ``frontend.script_modules``)."""
+        fn = self.fn
+        defaults = {}
+        if fn is not None:
+            try:
+                sig = inspect.signature(fn)
+                defaults = {p.name: p.default for p in sig.parameters.values()
+                            if p.default is not inspect.Parameter.empty}
+            except (TypeError, ValueError):
+                pass
+        return self._graph, Callee(tuple(self.input_names), defaults,
+                                   tuple(v.type for v in self._graph.outputs))
 
     # -- persistence --------------------------------------------------------------------------
     def save(self, path) -> None:
@@ -188,6 +237,21 @@ class ScriptFunction:
     def __repr__(self) -> str:
         return (f"<ScriptFunction {self.name}({', '.join(self.input_names)}) [{self.kind}], "
                 f"{len(self._cache)} specializations>")
+
+
+def _is_module_self(graph: Graph, args: Tuple[Any, ...]) -> bool:
+    """Whether ``graph`` is a module's method called on a compiled module object."""
+    return bool(graph.inputs) and isinstance(graph.inputs[0].type, ClassType) and bool(args) \
+        and hasattr(type(args[0]), "method_graph")
+
+
+def _drop_self(graph: Graph) -> Graph:
+    """A frozen method's graph without its (now unused) ``%self`` input."""
+    me = graph.inputs[0]
+    if me.uses:
+        raise TorchlikeError(f"%{me.name} is still used after freezing the module's attributes")
+    graph.block.params.remove(me)
+    return graph
 
 
 def _log_graph(pass_name: str, graph: Graph) -> None:

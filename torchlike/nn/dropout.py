@@ -66,7 +66,7 @@ class _RandomInTraining(Module):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.training and len(args) == 1 and not kwargs and isinstance(args[0], np.ndarray):
             return self.train_forward(args[0])
-        return self.forward(*args, **kwargs)
+        return super().__call__(*args, **kwargs)
 
     def train_forward(self, input: np.ndarray) -> np.ndarray:
         raise NotImplementedError

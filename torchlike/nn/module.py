@@ -119,6 +119,10 @@ class _IncompatibleKeys(NamedTuple):
 
 _FLOATING = "fc"  # dtype kinds that to(dtype) converts
 
+# Set by torchlike.jit while it traces a module: asked first on every module call, it records a
+# submodule called on traced values as prim::CallMethod; NotImplemented lets the call run.
+_call_hook: Optional[Callable[["Module", tuple, dict], Any]] = None
+
 
 class Module:
     """Base class of every module: subclasses call ``super().__init__()`` first, assign
@@ -140,6 +144,11 @@ class Module:
                                   "\"forward\" function")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        hook = _call_hook
+        if hook is not None:  # torchlike.jit is tracing a module
+            result = hook(self, args, kwargs)
+            if result is not NotImplemented:
+                return result
         return self.forward(*args, **kwargs)
 
     # -- registration -----------------------------------------------------------------------------

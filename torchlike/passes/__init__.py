@@ -19,6 +19,7 @@ from .cse import eliminate_common_subexpressions
 from .dce import eliminate_dead_code
 from .inline_functions import inline_functions
 from .shape_inference import broadcast_shapes, infer_types, join
+from .tuples import simplify_tuples
 
 # Short aliases, named as TorchScript names its passes.
 dce = eliminate_dead_code
@@ -26,7 +27,7 @@ cse = eliminate_common_subexpressions
 constant_propagation = propagate_constants
 
 __all__ = ["eliminate_dead_code", "eliminate_common_subexpressions", "propagate_constants",
-           "inline_functions",
+           "inline_functions", "simplify_tuples",
            "infer_types", "join", "broadcast_shapes", "run_default_passes", "verify",
            "IRVerificationError", "dce", "cse", "constant_propagation"]
 

@@ -71,8 +71,14 @@ def _is_function_constant(node: Node) -> bool:
 
 
 def _inline_call(graph: Graph, call: Node) -> bool:
-    callee = callee_of(call)
-    args = call.inputs[1:]
+    return inline_call(graph, call, callee_of(call), call.inputs[1:])
+
+
+def inline_call(graph: Graph, call: Node, callee: Graph, args: List[Value]) -> bool:
+    """Replace ``call`` (a node of ``graph``) by a copy of ``callee``'s nodes with its inputs
+    bound to ``args``; False (nothing changed) when the counts of inputs or outputs differ.
+    ``prim::CallFunction`` inlining here and ``prim::CallMethod`` inlining (``torchlike.jit``)
+    share it."""
     if len(args) != len(callee.inputs):
         return False
     n_out = len(callee.outputs)
@@ -80,7 +86,7 @@ def _inline_call(graph: Graph, call: Node) -> bool:
         return False
     block = call.owning_block
     env: Dict[Value, Value] = dict(zip(callee.inputs, args))
-    at = _copy_nodes(graph, callee.block, block, block_index(block, call), env)
+    at = copy_nodes(graph, callee.block, block, block_index(block, call), env)
     results: List[Value] = [env[v] for v in callee.outputs]
     if len(call.outputs) != n_out:  # one tuple-typed result: the callee's returns, packed
         out_type = call.outputs[0].type
@@ -95,7 +101,7 @@ def _inline_call(graph: Graph, call: Node) -> bool:
     return True
 
 
-def _copy_nodes(graph: Graph, src: Block, dst: Block, at: int, env: Dict[Value, Value]) -> int:
+def copy_nodes(graph: Graph, src: Block, dst: Block, at: int, env: Dict[Value, Value]) -> int:
     """Copy ``src``'s nodes into ``dst`` from index ``at`` (names made unique in ``graph``);
     ``env`` maps the callee's values to the caller's.  Returns the index after the copies."""
     for n in src.nodes:
@@ -112,7 +118,7 @@ def _copy_nodes(graph: Graph, src: Block, dst: Block, at: int, env: Dict[Value, 
             for p in b.params:
                 env[p] = Value(graph.fresh_name(_hint(p.name)), p.type, block=nb)
                 nb.params.append(env[p])
-            _copy_nodes(graph, b, nb, 0, env)
+            copy_nodes(graph, b, nb, 0, env)
             nb.returns = [env[v] for v in b.returns]
     return at
 
