@@ -49,7 +49,7 @@ EMU_GRID, EMU_BLOCK = 3, 5  # small and odd: every grid-stride loop wraps around
 # row kernels: 2 blocks of 2 warps (a warp per row) or 3 warps (a block per row), so rows wrap
 # around the grid and the cross-warp step folds an odd number of warps
 EMU_ROW_GRID, EMU_WARP_BLOCK, EMU_ROW_BLOCK = 2, 64, 96
-ORDERS = {"forward": 0, "reverse": 1, "alternate": 2}
+ORDERS = {"forward": 0, "reverse": 1, "alternate": 2, "skewed": 3, "skewed-reverse": 4}
 _CTYPE = {"Q": ctypes.c_uint64, "I": ctypes.c_uint32, "i": ctypes.c_int32,
           "q": ctypes.c_int64, "d": ctypes.c_double, "?": ctypes.c_bool}
 _lock = threading.Lock()
@@ -115,12 +115,23 @@ def gxx_compile(text: str, path: str) -> None:
                 os.unlink(f)
 
 
+def _shim_text() -> str:
+    global _SHIM_TEXT
+    if _SHIM_TEXT is None:
+        with open(SHIM) as f:
+            _SHIM_TEXT = f.read()
+    return _SHIM_TEXT
+
+
+_SHIM_TEXT = None
+
+
 def build_many(sources: Sequence[KernelSource]) -> ctypes.CDLL:
     """One shared library holding every kernel of ``sources`` (their exact text, concatenated:
     the prelude's guards let them share one translation unit) and their launchers."""
     unique = {s.source: s for s in sources}
     text = "\n".join(list(unique) + [launcher_source(s) for s in unique.values()])
-    h = _digest(text)
+    h = _digest(text + _shim_text())  # a changed shim.h builds anew
     with _lock:
         lib = _LIBS.get(h)
         if lib is None:

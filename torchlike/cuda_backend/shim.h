@@ -88,14 +88,16 @@ static inline int atomicExch(int* p, int v) { int old = *p; *p = v; return old; 
 // ----- blocks that cooperate: __shared__, __syncthreads, __shfl_*_sync (row reductions) -----
 // A kernel that uses them is launched through tl_emu_launch: the threads of one block are
 // fibers (ucontext) on this OS thread, each run until it reaches a barrier or a shuffle, in a
-// fixed order (forward, reverse, or alternating per round: the launcher's `order`).  The
+// fixed order (the launcher's `order`: 0 forward, 1 reverse, 2 alternating per round; 3 and 4
+// skewed, forward or reverse: one warp runs through its shuffles as far as it can before the
+// next warp starts -- the largest lead one warp can take over another on a GPU).  The
 // scheduler releases a warp's shuffle once every lane its mask names has arrived (and computes
 // every lane's result before any lane runs on), and a __syncthreads once every live thread of
 // the block waits at one.  Anything else is an error the launcher returns: a barrier some
 // thread never reaches (it exited, or waits at a shuffle), a shuffle whose lanes never all
 // arrive.  Because a thread runs on until it blocks, a missing __syncthreads makes one thread
-// read shared memory before (forward order) or after (reverse order) another writes it: the
-// tests run row kernels in both orders.  __shared__ variables are function statics: one copy,
+// read shared memory before (forward order) or after (reverse, skewed orders) another writes
+// it: the tests run row kernels in several orders.  __shared__ variables are function statics: one copy,
 // shared by the block's fibers (blocks run one after another).
 #include <ucontext.h>
 #include <vector>
@@ -216,16 +218,33 @@ static inline int tl_emu_launch(void** args, unsigned grid, unsigned block, int 
       f.state = TL_EMU_RUN;
     }
     for (unsigned round = 0;; ++round) {
-      const bool reverse = order == 1 || (order == 2 && (round & 1u));
-      for (unsigned k = 0; k < block; ++k) {
-        unsigned t = reverse ? block - 1 - k : k;
-        if (s.f[t].state != TL_EMU_RUN) continue;
-        s.cur = t;
-        threadIdx = {t, 0, 0};
-        swapcontext(&s.main, &s.f[t].ctx);
+      const bool reverse = order == 1 || order == 4 || (order == 2 && (round & 1u));
+      bool released = false;
+      if (order >= 3) {  // skewed: each warp runs as far as it can before the next starts
+        const unsigned warps = (block + 31) / 32;
+        for (unsigned k = 0; k < warps && status == 0; ++k) {
+          const unsigned w = reverse ? warps - 1 - k : k;
+          do {
+            for (unsigned t = 32 * w; t < block && t < 32 * w + 32; ++t) {
+              if (s.f[t].state != TL_EMU_RUN) continue;
+              s.cur = t;
+              threadIdx = {t, 0, 0};
+              swapcontext(&s.main, &s.f[t].ctx);
+            }
+          } while ((status = tl_emu_shuffles(&s, &released)) == 0 && released);
+        }
+        released = false;
+      } else {
+        for (unsigned k = 0; k < block; ++k) {
+          unsigned t = reverse ? block - 1 - k : k;
+          if (s.f[t].state != TL_EMU_RUN) continue;
+          s.cur = t;
+          threadIdx = {t, 0, 0};
+          swapcontext(&s.main, &s.f[t].ctx);
+        }
+        status = tl_emu_shuffles(&s, &released);
       }
-      bool released;
-      if ((status = tl_emu_shuffles(&s, &released)) != 0) break;
+      if (status != 0) break;
       if (released) continue;
       unsigned at_barrier = 0, done = 0;
       for (unsigned t = 0; t < block; ++t) {
