@@ -252,6 +252,104 @@ class CudaDevice(common.Device):
         return modes, why_not
 
 
+# -- fused row reductions (cuda_backend.row_codegen): each program at three row lengths ------
+
+ROW_LENGTHS = (64, 1024, 32768)  # a warp per row, a warp per row at its limit, a block per row
+_HEAD = """graph(%x : Tensor{extra}):
+  %none : NoneType = prim::Constant()
+  %keep : bool = prim::Constant[value=1]()
+  %one : int = prim::Constant[value=1]()
+  %m1 : int = prim::Constant[value=-1]()
+  %dims : int[] = prim::ListConstruct(%m1)
+  %eps : float = prim::Constant[value=1e-05]()
+"""
+ROW_PROGRAMS = {  # name -> (extra inputs, body, numpy/cupy reference, PyTorch version)
+    "softmax": ("", "  %y : Tensor = aten::softmax(%x, %m1, %none)\n  return (%y)",
+                lambda xp, x: (lambda e: e / e.sum(-1, keepdims=True))(
+                    xp.exp(x - x.max(-1, keepdims=True))),
+                lambda t, x: t.softmax(x, -1)),
+    "log_softmax": ("", "  %y : Tensor = aten::log_softmax(%x, %m1, %none)\n  return (%y)",
+                    lambda xp, x: (lambda s: s - xp.log(xp.exp(s).sum(-1, keepdims=True)))(
+                        x - x.max(-1, keepdims=True)),
+                    lambda t, x: t.log_softmax(x, -1)),
+    "logsumexp": ("", "  %y : Tensor = aten::logsumexp(%x, %dims, %keep)\n  return (%y)",
+                  lambda xp, x: (lambda m: xp.log(xp.exp(x - m).sum(-1, keepdims=True)) + m)(
+                      x.max(-1, keepdims=True)),
+                  lambda t, x: t.logsumexp(x, -1, keepdim=True)),
+    "layer_norm": (", %w : Tensor, %b : Tensor", """\
+  %mean : Tensor = aten::mean(%x, %dims, %keep, %none)
+  %xc : Tensor = aten::sub(%x, %mean, %one)
+  %sq : Tensor = aten::mul(%xc, %xc)
+  %var : Tensor = aten::mean(%sq, %dims, %keep, %none)
+  %ve : Tensor = aten::add(%var, %eps, %one)
+  %r : Tensor = aten::rsqrt(%ve)
+  %n : Tensor = aten::mul(%xc, %r)
+  %y : Tensor = aten::mul(%n, %w)
+  %z : Tensor = aten::add(%y, %b, %one)
+  return (%z)""",
+                   lambda xp, x, w, b: (x - x.mean(-1, keepdims=True)) / xp.sqrt(
+                       x.var(-1, keepdims=True) + 1e-5) * w + b,
+                   lambda t, x, w, b: t.nn.functional.layer_norm(x, x.shape[-1:], w, b)),
+    "rms_norm": (", %w : Tensor", """\
+  %sq : Tensor = aten::mul(%x, %x)
+  %ms : Tensor = aten::mean(%sq, %dims, %keep, %none)
+  %a : Tensor = aten::add(%ms, %eps, %one)
+  %r : Tensor = aten::rsqrt(%a)
+  %y : Tensor = aten::mul(%x, %r)
+  %z : Tensor = aten::mul(%y, %w)
+  return (%z)""",
+                 lambda xp, x, w: x / xp.sqrt((x * x).mean(-1, keepdims=True) + 1e-5) * w,
+                 lambda t, x, w: x * t.rsqrt((x * x).mean(-1, keepdim=True) + 1e-5) * w),
+    "standardize": ("", """\
+  %c : int = prim::Constant[value=1]()
+  %mean : Tensor = aten::mean(%x, %dims, %keep, %none)
+  %sd : Tensor = aten::std(%x, %dims, %c, %keep)
+  %xc : Tensor = aten::sub(%x, %mean, %one)
+  %y : Tensor = aten::div(%xc, %sd)
+  return (%y)""",
+                    lambda xp, x: (x - x.mean(-1, keepdims=True)) / x.std(-1, ddof=1,
+                                                                          keepdims=True),
+                    lambda t, x: (x - x.mean(-1, keepdim=True)) / x.std(-1, keepdim=True)),
+    "mse": (", %t : Tensor", """\
+  %d : Tensor = aten::sub(%x, %t, %one)
+  %sq : Tensor = aten::mul(%d, %d)
+  %y : Tensor = aten::mean(%sq, %dims, %keep, %none)
+  return (%y)""",
+            lambda xp, x, t: ((x - t) ** 2).mean(-1, keepdims=True),
+            lambda tt, x, t: ((x - t) ** 2).mean(-1, keepdim=True)),
+}
+
+
+def _row_inputs(name: str, length: int):
+    def make(n: int, rng) -> tuple:
+        rows = max(1, n // length)
+        x = rng.standard_normal((rows, length)).astype(np.float32)
+        if name in ("layer_norm", "rms_norm"):
+            extra = [rng.standard_normal(length).astype(np.float32) for _ in
+                     range(2 if name == "layer_norm" else 1)]
+        elif name == "mse":
+            extra = [rng.standard_normal((rows, length)).astype(np.float32)]
+        else:
+            extra = []
+        return (x, *extra)
+    return make
+
+
+def row_workloads(total: int = 0) -> List[Workload]:
+    """``<program>/row<L>`` for every ``ROW_PROGRAMS`` entry and ``ROW_LENGTHS`` length: a
+    graph (PyTorch's printed form) over float32 rows of length L, as many rows as the size
+    holds (at least one); ``total`` is unused (the size comes per run)."""
+    out = []
+    for name, (extra, body, ref, torch_fn) in ROW_PROGRAMS.items():
+        text = _HEAD.format(extra=extra) + body
+        for length in ROW_LENGTHS:
+            out.append(Workload(name=f"{name}/row{length}", fn=None,
+                                make_inputs=_row_inputs(name, length), ref=ref, torch=torch_fn,
+                                capture="graph", graph_text=text, gpu_only=True,
+                                tags=("rows",)))
+    return out
+
+
 def copy_bandwidth(nbytes: int) -> float:
     """Device-to-device copy rate (GB/s, read + write) of one large buffer (cudaMemcpyAsync)."""
     import cupy
@@ -283,7 +381,9 @@ def run_cuda(args, allocator_env: dict, cache_dir: str) -> int:
     dev = CudaDevice()
     sizes = [int(s) for s in args.sizes.split(",") if s] or dev.default_sizes(args.quick)
     wanted = set(m for m in args.modes.split(",") if m)
-    workloads = select(args.filter, "cuda")
+    pieces = [p for p in args.filter.split(",") if p]
+    workloads = select(args.filter, "cuda") + [
+        w for w in row_workloads() if not pieces or any(p in w.name for p in pieces)]
     if not workloads:
         print(f"no workload matches --filter {args.filter!r}", file=sys.stderr)
         return 2

@@ -425,10 +425,10 @@ def test_scripted_by_pytorch(strict_cpu, torch):
 
 
 def test_cuda_backends_refuse_reductions_and_groups_split(monkeypatch):
-    """No CUDA reduction kernels yet: the CUDA backends refuse the group in ``check``;
-    ``codegen`` lists the kernel of its elementwise part, and the executor splits a refused
-    group (shown with the cpu backend refusing it the same way): the producer still runs as a
-    kernel, strictly, the softmax interpreted."""
+    """A layout the row plan has no kernel for (a transposed input): the CUDA backends refuse
+    the group in ``check``; ``codegen`` lists the kernel of its elementwise part, and the
+    executor splits a refused group (shown with the cpu backend refusing it the same way): the
+    producer still runs as a kernel, strictly, the softmax interpreted."""
     from differential import backend_missing, emulated_backend, fuser_settings, require
 
     from torchlike.fuser.backend import analyze, get_backend_impl, signature_of
@@ -436,10 +436,10 @@ def test_cuda_backends_refuse_reductions_and_groups_split(monkeypatch):
     fused = fuse(graph)
     reductions_inside(fused)
     (group,) = [n for n in fused.nodes if n.kind == "prim::FusionGroup"]
-    x = data((5, 7), "float32")
+    x = data((7, 5), "float32").T
     spec = analyze(group.attrs["Subgraph"], signature_of([x]))
     reason = get_backend_impl("cuda").check(spec)
-    assert reason.startswith("unsupported reduction in a fusion group"), reason
+    assert reason.startswith("unsupported non-contiguous input"), reason
     (source,) = jit.codegen(fused, x, backend="cuda")  # the mul's kernel, not the softmax
     assert "__global__" in source.source and "softmax" not in source.source
     require(backend_missing("cuda-emulated"))

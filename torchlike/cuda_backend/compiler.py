@@ -97,3 +97,47 @@ def nvcc_compile(source: str, arch: str = "sm_90") -> bytes:
                                    f"(exit {proc.returncode})", proc.stdout + proc.stderr, source)
         with open(out, "rb") as f:
             return f.read()
+
+
+def ptxas_usage(source: str, arch: str = "sm_90") -> dict:
+    """Per entry point, what ``ptxas -v`` reports when nvcc builds ``source`` for ``arch``:
+    ``{"registers", "stack", "spill_stores", "spill_loads", "lmem", "smem"}`` in registers and
+    bytes (``lmem``: local memory; absent from ptxas's line means 0).  Raises
+    CudaCompileError like ``nvcc_compile``."""
+    import re
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        raise CudaCompileError("nvcc is not on PATH")
+    with tempfile.TemporaryDirectory(prefix="torchlike-ptxas-") as tmp:
+        src, out = os.path.join(tmp, "kernel.cu"), os.path.join(tmp, "kernel.cubin")
+        with open(src, "w") as f:
+            f.write(source)
+        cmd = [nvcc, "-cubin", f"-arch={arch}", "-std=c++17", "-Werror", "all-warnings",
+               "-Xptxas", "-v", *PRECISE, "-o", out, src]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+    log = proc.stdout + proc.stderr
+    if proc.returncode != 0:
+        raise CudaCompileError(f"nvcc failed to compile for {arch} (exit {proc.returncode})",
+                               log, source)
+    usage: dict = {}
+    entry = None
+    for line in log.splitlines():
+        m = re.search(r"Compiling entry function '(\w+)'", line) or \
+            re.search(r"Function properties for (\w+)", line)
+        if m:
+            entry = m.group(1)
+            usage.setdefault(entry, {"registers": 0, "stack": 0, "spill_stores": 0,
+                                     "spill_loads": 0, "lmem": 0, "smem": 0})
+            continue
+        if entry is None:
+            continue
+        u = usage[entry]
+        for key, pat in (("stack", r"(\d+) bytes stack frame"),
+                         ("spill_stores", r"(\d+) bytes spill stores"),
+                         ("spill_loads", r"(\d+) bytes spill loads"),
+                         ("registers", r"Used (\d+) registers"),
+                         ("lmem", r"(\d+) bytes lmem"), ("smem", r"(\d+) bytes smem")):
+            m = re.search(pat, line)
+            if m:
+                u[key] = int(m.group(1))
+    return usage

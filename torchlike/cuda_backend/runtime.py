@@ -17,7 +17,7 @@ import numpy as np
 from ..fuser.backend import ArraySpec, Backend, GroupSpec, KernelSource, Unsupported
 from ..fuser.cache import kernel_dir
 from ..fuser.stats import bump
-from . import codegen
+from . import codegen, row_codegen, row_launch
 from .codegen import BLOCK
 from .compiler import PRECISE, cuda_include_dirs
 from .launch import bind
@@ -39,6 +39,7 @@ class _GpuDevice:
     def __init__(self, module, sm_count: int):
         self.module = module
         self.max_grid = max(1, sm_count * BLOCKS_PER_SM)
+        self.sm_count = sm_count
         self.fns = {}
         import cupy
         self.cupy = cupy
@@ -70,6 +71,13 @@ class _GpuDevice:
         grid = min((n + BLOCK - 1) // BLOCK, self.max_grid)
         fn((grid,), (BLOCK,), tuple(_NP[k](v) for k, v in packed))
 
+    def launch_rows(self, entry: str, packed, team: str, rows: int, n: int) -> None:
+        fn = self.fns.get(entry)
+        if fn is None:
+            fn = self.fns[entry] = self.module.get_function(entry)
+        grid, block = row_launch.gpu_shape(team, rows, n, self.sm_count)
+        fn((grid,), (block,), tuple(_NP[k](v) for k, v in packed))
+
 
 class CudaKernel:
     def __init__(self, source: KernelSource, module, sm_count: int):
@@ -77,6 +85,8 @@ class CudaKernel:
         self.device = _GpuDevice(module, sm_count)
 
     def bind(self, spec: GroupSpec, on_error):
+        if getattr(self.source.info, "barriers", False):
+            return row_launch.bind(self.source, spec, on_error, self.device)
         return bind(self.source, spec, on_error, self.device)
 
 
@@ -102,17 +112,23 @@ class CudaBackend(Backend):
         return True, ""
 
     def check(self, spec: GroupSpec) -> Optional[str]:
-        if spec.reductions:  # row reductions are the CPU backend's: the executor splits the group
-            return "unsupported reduction in a fusion group (no CUDA reduction kernels yet)"
+        # the row plan first: ``codegen`` renders a group for numpy inputs too
+        reason = row_codegen.check(spec) if spec.reductions else None
+        if reason is not None:
+            return reason
         for s in spec.signature:
             if isinstance(s, ArraySpec) and s.module == "numpy":
                 return "backend unavailable: cuda backend takes GPU arrays, not numpy"
         return None
 
     def kernel_key(self, spec: GroupSpec) -> Tuple:
+        if spec.rows is not None:  # a row-reduction kernel (row_codegen)
+            return row_codegen.kernel_key(self.name, spec)
         return (self.name, codegen.VERSION, spec.structure, spec.input_key(), plan(spec).key())
 
     def generate(self, spec: GroupSpec) -> KernelSource:
+        if spec.rows is not None:
+            return row_codegen.render(spec, self.kernel_key(spec))
         p = plan(spec)
         key = (self.name, codegen.VERSION, spec.structure, spec.input_key(), p.key())
         return codegen.render(spec, p, key)
