@@ -172,7 +172,11 @@ class _CodeWriter:
         if kind in ("prim::TupleUnpack", "prim::ListUnpack"):
             return args[0]
         if kind == "prim::GetAttr":
-            return f"{args[0]}.{attrs.get('name')}"
+            name = str(attrs.get("name"))
+            return f"{args[0]}.{name}" if name.isidentifier() else \
+                f'getattr({args[0]}, "{name}")'
+        if kind == "prim::CallMethod":  # PyTorch's spelling: (linear).forward(x, )
+            return f"({args[0]}).{attrs.get('name')}(" + "".join(a + ", " for a in args[1:]) + ")"
         op = registry.lookup(kind)
         if op is not None and op.code_name is not None:
             return f"{op.code_name}(" + ", ".join(args) + ")"
