@@ -506,3 +506,18 @@ def test_torch_state_dict_gives_torch_outputs_compiled():
     tscripted = torch.jit.script(tcell)
     assert str(jit.script(cell).graph).count("prim::CallMethod") == \
         str(tscripted.graph).count("prim::CallMethod")
+
+
+def test_readme_module_tutorial_runs_as_written(tmp_path):
+    """README's "Modules" example, run as pasted (in a fresh process, in a scratch directory)."""
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    section = readme.split("## Modules: the TorchScript tutorial")[1].split("\n## ")[0]
+    code = section.split("```python\n")[1].split("```")[0]
+    script = tmp_path / "tutorial.py"
+    script.write_text(code)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert 'prim::CallMethod[name="forward"]' in done.stdout
+    assert "prim::FusionGroup" in done.stdout and "prim::Loop" in done.stdout
+    assert (tmp_path / "wrapped_rnn.tlk").exists()
