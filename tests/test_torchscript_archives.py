@@ -234,6 +234,31 @@ def test_version_records(tmp_path):
         jit.load(p)
 
 
+def test_big_endian_storages(tmp_path):
+    def swap(raw: bytes) -> bytes:
+        return np.frombuffer(raw, "<f4").astype(">f4").tobytes()
+
+    changes = {f"lstm/data/{i}": swap for i in range(4)}
+    changes["lstm/byteorder"] = b"big"
+    p = tmp_path / "big.pt"
+    p.write_bytes(rewrite(fixture("lstm"), changes))
+    m = jit.load(p)
+    assert m.w_ih.dtype.isnative
+    args, expected = fixture_io("lstm")
+    for g, e in zip(flatten(m(*args)), expected):
+        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6)
+
+
+def test_pytorch_1_0_archives_are_refused_clearly(tmp_path):
+    p = tmp_path / "old.pt"
+    with zipfile.ZipFile(p, "w") as z:
+        z.writestr("old/model.json", "{}")
+        z.writestr("old/version", "1")
+        z.writestr("old/code/old.py", "")
+    with pytest.raises(SerializationError, match="PyTorch 1.0-1.2"):
+        jit.load(p)
+
+
 # -- with PyTorch: archives made now, outputs compared ------------------------------------------
 @functools.lru_cache(maxsize=None)
 def _models():

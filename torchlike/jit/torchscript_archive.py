@@ -69,9 +69,12 @@ def is_torchscript_archive(path) -> bool:
     finally:
         if hasattr(path, "seek"):
             path.seek(0)
+    if "meta.json" in names:
+        return False
     prefix = _prefix(names)
-    return "meta.json" not in names and prefix is not None \
-        and any(n.startswith(prefix + "code/") for n in names)
+    if prefix is None:  # PyTorch 1.0-1.2 (format version 1): model.json, refused clearly
+        return any(n.count("/") == 1 and n.endswith("/model.json") for n in names)
+    return any(n.startswith(prefix + "code/") for n in names)
 
 
 class _Archive:
@@ -82,6 +85,10 @@ class _Archive:
         names = z.namelist()
         self.names = set(names)
         prefix = _prefix(names)
+        if prefix is None and any(n.endswith("/model.json") for n in names):
+            raise self.fail("an archive of PyTorch 1.0-1.2 (model.json, file format version "
+                            "1) is not supported: load and save it again with PyTorch 1.3 or "
+                            "newer")
         if prefix is None:
             raise self.fail("no data.pkl: not a TorchScript archive")
         self.prefix = prefix
