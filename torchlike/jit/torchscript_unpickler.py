@@ -186,6 +186,10 @@ class ArchiveUnpickler(pickle.Unpickler):
                 self.classes[qualified] = cls
             return cls
         found = ALLOWED_GLOBALS.get((module, name))
+        if found is None and module in ("torch", "torch.storage") and name.endswith("Storage"):
+            raise SerializationError(f"{self.where}: tensors stored as torch.{name} "
+                                     f"(bfloat16, complex, quantized) are not supported by "
+                                     f"torchlike")
         if found is None:
             raise SerializationError(
                 f"{self.where}: refusing to load the global '{module}.{name}': a TorchScript "
