@@ -88,6 +88,10 @@ class ScriptModule(Module):
         fn = self._methods.get("forward")
         if fn is None:
             raise TorchlikeError(self._no_method("forward"))
+        missing = fn.input_names[1 + len(args):]
+        defaults = self.__dict__.get("_forward_defaults")
+        if missing and defaults and all(n in defaults for n in missing):
+            args = args + tuple(defaults[n] for n in missing)  # forward(x, y=None) as forward(x)
         return fn(self, *args)
 
     @property
