@@ -12,6 +12,7 @@ import pickletools
 import subprocess
 import sys
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -323,3 +324,19 @@ def test_an_unsupported_pytorch_op_names_op_and_line(torch, tmp_path):
     with pytest.raises(ScriptError, match=r"aten::(conv2d|_convolution)") as info:
         jit.load(path)
     assert "line" in str(info.value)
+
+
+def test_readme_section_runs_as_written(tmp_path):
+    """README's "Run a model saved by PyTorch": the save with torch, then the load in a process
+    where torch cannot be imported."""
+    pytest.importorskip("torch")
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    section = readme.split("## Run a model saved by PyTorch")[1].split("\n## ")[0]
+    save, load = [b.split("```")[0] for b in section.split("```python\n")[1:3]]
+    (tmp_path / "save.py").write_text(save)
+    (tmp_path / "load.py").write_text("import sys\nsys.modules['torch'] = None\n" + load)
+    for script in ("save.py", "load.py"):
+        done = subprocess.run([sys.executable, script], capture_output=True, text=True,
+                              cwd=tmp_path, timeout=600)
+        assert done.returncode == 0, done.stderr
+    assert "prim::FusionGroup" in done.stdout and "def forward(self" in done.stdout
