@@ -521,3 +521,27 @@ def test_readme_module_tutorial_runs_as_written(tmp_path):
     assert 'prim::CallMethod[name="forward"]' in done.stdout
     assert "prim::FusionGroup" in done.stdout and "prim::Loop" in done.stdout
     assert (tmp_path / "wrapped_rnn.tlk").exists()
+
+
+def test_compiled_containers_index_iterate_and_len():
+    seq = nn.Sequential(nn.Linear(3, 3), nn.ReLU())
+    heads = nn.ModuleDict({"a": nn.Tanh(), "b": nn.Sigmoid()})
+    for sm in (jit.script(seq), jit.trace(seq, (rand(2, 3),))):
+        assert len(sm) == 2 and sm[0] is sm.get_submodule("0") and sm[-1] is sm[1]
+        assert [m.original_name for m in sm] == ["Linear", "ReLU"]
+        x = rand(2, 3)
+        np.testing.assert_allclose(sm[0](x), seq[0](x), rtol=1e-6)
+
+    class Holder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.heads = heads
+
+        def forward(self, x):
+            return self.heads["a"](x) + self.heads["b"](x)
+
+    h = jit.script(Holder())
+    assert list(h.heads) == ["a", "b"] and h.heads["b"].original_name == "Sigmoid"
+    assert bool(h) and bool(h.heads)
+    with pytest.raises(TypeError, match="not a container"):
+        len(h)
