@@ -194,16 +194,20 @@ def test_partition_pulls_producers_and_epilogue_in():
     assert [n.kind for n in fused.nodes] == ["prim::FusionGroup"]  # dim lists folded in
 
 
-def test_partition_leaves_other_dims_and_full_reductions_out():
-    for dim in (0, 1):  # rank unknown: a non-negative dim may not be the last
-        fused = fuse(parse_graph(reduction_graph("aten::sum", dim=dim, pre="mul")))
-        assert "aten::sum" in [n.kind for n in fused.nodes], fused
-    fused = fuse(parse_graph(reduction_graph("aten::softmax", dim=-2)))
-    assert "aten::softmax" in [n.kind for n in fused.nodes]
+def test_partition_takes_other_dims_and_full_reductions():
+    """Any constant dims fuse (the layout is decided at run time: rows, columns, or a split);
+    the reduction stays out with ``reductions=False`` and for a dtype= argument."""
+    for dim in (0, 1, -2, [0, 1]):
+        reductions_inside(fuse(parse_graph(reduction_graph("aten::sum", dim=dim, pre="mul"))))
+    reductions_inside(fuse(parse_graph(reduction_graph("aten::softmax", dim=-2))))
     fused = fuse(parse_graph(reduction_graph("aten::amax", dim=[-2, -1], pre="mul")))
     reductions_inside(fused)  # the last two dims: a row of both
     fused = fuse(parse_graph(reduction_graph("aten::sum", pre="mul")), reductions=False)
     assert "aten::sum" in [n.kind for n in fused.nodes]
+    text = reduction_graph("aten::sum", pre="mul").replace(
+        "%keep, %none)", "%keep, %dt)").replace(
+        "  %half", "  %dt : int = prim::Constant[value=7]()\n  %half")
+    assert "aten::sum" in [n.kind for n in fuse(parse_graph(text)).nodes]
 
 
 # -- each reduction, compiled, against the interpreter --------------------------------------------

@@ -305,9 +305,10 @@ class RowRenderer(_Renderer):
         return head + [f"for c in {rng}(nch):"] + ["    " + s for s in chunk]
 
 
-def render(spec: GroupSpec, key_hash: str, header: str) -> KernelSource:
-    """The kernel module's source for a group with row reductions (see the module docstring)."""
-    r = RowRenderer(spec)
+def render(spec: GroupSpec, key_hash: str, header: str, renderer=None) -> KernelSource:
+    """The kernel module's source for a group with row reductions (see the module docstring);
+    ``renderer``: the renderer class (``column_codegen``'s for the columns layout)."""
+    r = (renderer or RowRenderer)(spec)
     loop = r.kernel_lines()
     loop = [f"{name} = {expr}" for expr, name in r.consts.items()] + loop
     if codegen.uses_err(loop):

@@ -70,6 +70,7 @@ class Reduction:
     dims: Tuple[int, ...]
     keepdim: bool
     correction: float = 0.0  # var / std
+    all_dims: bool = False   # over every dim (``x.sum()``, ``dim=None``/``[]``): ``dims`` is ()
 
     @property
     def passes(self) -> int:
@@ -93,9 +94,16 @@ def parse_reduction(node: Node) -> Any:
             return f"{node.kind} whose indices are used"
     elif len(node.outputs) != 1:
         return f"{node.kind} with {len(node.outputs)} outputs"
-    if node.kind in ("aten::sum", "aten::mean", "aten::var", "aten::std") and \
-            len(node.inputs) <= 2:
-        return "a full reduction (no dim)"
+    if node.kind in ("aten::sum", "aten::mean") and len(node.inputs) <= 2:
+        dtype = arg(node, 1, None)  # aten::sum(self, dtype=None): every dim, no keepdim
+        if dtype is not None:
+            return "a dtype= argument" if dtype is not UNKNOWN else "a dtype that is not a constant"
+        return Reduction(node.kind, (), False, all_dims=True)
+    if node.kind in ("aten::var", "aten::std") and len(node.inputs) == 2:
+        c = arg(node, 1, UNKNOWN)  # aten::var(self, bool unbiased)
+        if not isinstance(c, bool):
+            return "an unbiased= that is not a constant bool"
+        return Reduction(node.kind, (), False, float(c), all_dims=True)
     if len(node.inputs) > max(p for p in entry[:3] if p is not None) + 1 and \
             node.kind not in ("aten::var", "aten::std"):
         return f"{len(node.inputs)} inputs do not match the schema"
@@ -120,8 +128,12 @@ def parse_reduction(node: Node) -> Any:
         dims = dims_list(dim)
     except (TypeError, ValueError):
         return "dims that are not constants"
-    if dims is None or any(d is None for d in dims):
-        return "a reduction over every dim"
+    if dims is not None and any(d is None for d in dims):
+        return "dims that are not constants"
+    if dims is None:  # dim=None or []: every dim (logsumexp(x, []) is an error in PyTorch)
+        if node.kind in ("aten::logsumexp", "aten::softmax", "aten::log_softmax"):
+            return "a reduction over no dim"
+        return Reduction(node.kind, (), keepdim, correction, all_dims=True)
     return Reduction(node.kind, tuple(int(d) for d in dims), keepdim, correction)
 
 
@@ -166,9 +178,8 @@ def why_not_row_reduction(node: Node) -> Optional[str]:
     rank = None if t.shape is None else len(t.shape)
     if rank == 0:
         return "a 0-d input"
-    if trailing(red.dims, rank) is None:
-        return f"dims {list(red.dims)} that are not the input's last dims" + (
-            "" if rank is not None else " (rank unknown: only negative dims are)")
+    if rank is not None and not all(-rank <= d < rank for d in red.dims):
+        return f"dims {list(red.dims)} out of range for a {rank}-d input"
     return None
 
 
@@ -184,10 +195,17 @@ class RedInfo:
     node: Node
     red: Reduction
     operand: Value
-    k: int
+    k: int                     # how many dims are reduced (the trailing ones when ``trailing``)
     in_shape: Tuple[int, ...]
     out_dtype: str
     acc: str
+    dims: Tuple[int, ...] = ()  # the reduced dims, normalized and sorted; () = the last ``k``
+
+    @property
+    def trailing(self) -> bool:
+        """Whether the reduced dims are the input's last ``k`` (the ``rows`` layout)."""
+        n = len(self.in_shape)
+        return not self.dims or self.dims == tuple(range(n - self.k, n))
 
 
 @dataclass
@@ -206,6 +224,12 @@ class RowPlan:
     avail: Dict[Value, int] = field(default_factory=dict)
     passes: int = 0
     out_levels: Tuple[int, ...] = ()
+    # ``rows``: the trailing ``k`` dims are reduced (everything above).  ``columns`` (CPU only:
+    # ``plan_rows(spec, layouts=...)`` returns it only to a backend that asks for it): the
+    # reduced ``dims`` are a contiguous range ``[a, b)`` with dims after it, the shape seen as
+    # (outer, reduced, inner); ``column_plan``'s docstring has the input classes and levels.
+    layout: str = "rows"
+    dims: Tuple[int, ...] = ()
 
     @property
     def rows(self) -> Tuple[int, ...]:
@@ -225,7 +249,8 @@ class RowPlan:
 
     def key(self) -> Tuple:
         """What the generated code depends on beyond the group's structure and input layouts."""
-        return (len(self.shape), self.k, self.inputs, self.out_levels)
+        key = (len(self.shape), self.k, self.inputs, self.out_levels)
+        return key if self.layout == "rows" else key + (self.layout, self.dims)
 
 
 def padded(shape: Tuple[int, ...], n: int) -> Optional[Tuple[int, ...]]:
