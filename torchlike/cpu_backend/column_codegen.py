@@ -31,10 +31,11 @@ PyTorch; softmax/logsumexp are max-shifted; var/std are two-pass.  float16 compu
 """
 from __future__ import annotations
 
+import math
 from typing import Dict, List
 
 from ..fuser.backend import GroupSpec, KernelSource, Unsupported
-from ..fuser.row_reduce import RedInfo
+from ..fuser.row_reduce import NORMS, RedInfo
 from . import row_codegen
 from .row_codegen import RowRenderer, _math
 
@@ -121,15 +122,20 @@ class ColumnRenderer(RowRenderer):
         for r, stage in tasks:
             q, t, kind = self.red_index[r.node], f"np.{r.acc}", r.red.kind
             a = f"a{q}_{stage}"
-            x = self.operand_acc(r)
+            x = self.operand_acc(r) if kind not in NORMS else self.norm_term(r)
             is_max = stage == 1 and kind not in ("aten::sum", "aten::mean", "aten::var",
-                                                 "aten::std")
+                                                 "aten::std", "aten::prod") and not (
+                kind in NORMS and r.red.ord != math.inf)
             if is_max:
                 sign = "<" if kind in ("aten::amin", "aten::min") else ">"
                 self.arrays[a] = t
                 init.append(f"{a}[j] = {t}({'' if sign == '<' else '-'}np.inf)")
                 acc += [f"c{q} = {x}", f"d{q} = {a}[j]",
                         f"{a}[j] = c{q} if (c{q} {sign} d{q} or c{q} != c{q}) else d{q}"]
+            elif kind == "aten::prod":
+                self.arrays[a] = t
+                init.append(f"{a}[j] = {t}(1.0)")
+                acc.append(f"{a}[j] *= {x}")
             else:
                 self.arrays[a] = "np.float64"
                 init.append(f"{a}[j] = 0.0")
@@ -143,8 +149,11 @@ class ColumnRenderer(RowRenderer):
             if kind in ("aten::sum", "aten::mean"):
                 fin.append(self.finish(r, f"{t}({a}[j])" if kind == "aten::sum"
                                        else f"{t}({a}[j] / R)"))
-            elif is_max and kind in ("aten::amax", "aten::amin", "aten::max", "aten::min"):
+            elif kind in ("aten::amax", "aten::amin", "aten::max", "aten::min", "aten::prod"):
                 fin.append(self.finish(r, f"{a}[j]"))
+            elif kind in NORMS:
+                fin.append(self.finish(r, f"np.sqrt({t}({a}[j]))" if r.red.ord == 2
+                                       else f"{t}({a}[j])"))
             elif kind in ("aten::var", "aten::std"):
                 self.arrays[f"m{q}"] = t
                 if stage == 1:

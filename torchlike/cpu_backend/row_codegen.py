@@ -34,10 +34,11 @@ accumulates and computes in float32 and is rounded once, as PyTorch does.
 """
 from __future__ import annotations
 
+import math
 from typing import Dict, List, Set
 
 from ..fuser.backend import GroupSpec, KernelSource, Unsupported, ValueKind
-from ..fuser.row_reduce import RedInfo
+from ..fuser.row_reduce import NORMS, RedInfo
 from ..ir.graph import Value
 from ..ops import elementwise_base as ew
 from ..ops import registry
@@ -159,7 +160,7 @@ class RowRenderer(_Renderer):
     def direct(self, r: RedInfo) -> bool:
         """The operand is an input read whole, already of the accumulation dtype."""
         info = self.spec.values[r.operand]
-        return (info.kind == ValueKind.ARRAY and self.plan.inputs[info.input] == "full"
+        return (r.red.kind not in NORMS and info.kind == ValueKind.ARRAY and self.plan.inputs[info.input] == "full"
                 and info.dtype == r.acc)
 
     def pass_lines(self, p: int) -> List[str]:
@@ -185,7 +186,7 @@ class RowRenderer(_Renderer):
                 loop_wanted.append(r.operand)
                 self.buffers[buf] = r.acc
                 if stage == 1:
-                    src = self.operand_acc
+                    src = self.operand_acc if kind not in NORMS else self.norm_term
                 elif kind in ("aten::var", "aten::std"):  # squared deviation from the mean
                     src = (lambda r=r, q=q: f"({self.operand_acc(r)} - m{q}) * "
                                             f"({self.operand_acc(r)} - m{q})")
@@ -198,6 +199,12 @@ class RowRenderer(_Renderer):
                 after.append(self.finish(r, value))
             elif kind in ("aten::amax", "aten::amin", "aten::max", "aten::min"):
                 after.append(self.finish(r, self.reduce_call(kind[-3:], r, buf, direct)))
+            elif kind == "aten::prod":
+                after.append(self.finish(r, self.reduce_call("prod", r, buf, direct)))
+            elif kind in NORMS:  # of |x| (order 1, inf) or x * x (order 2)
+                fn = "max" if r.red.ord == math.inf else "sum"
+                total = self.reduce_call(fn, r, buf, direct)
+                after.append(self.finish(r, f"np.sqrt({total})" if r.red.ord == 2 else total))
             elif kind in ("aten::var", "aten::std"):
                 if stage == 1:  # the mean
                     after.append(f"m{q} = {t}({self.reduce_call('sum', r, buf, direct)} / {t}(N))")
@@ -231,6 +238,11 @@ class RowRenderer(_Renderer):
                         and self.TYPE[self.spec.values[r.operand].carrier] == r.acc:
                     self.buffered[r.operand] = buf
         return lines + after
+
+    def norm_term(self, r: RedInfo) -> str:
+        """What a norm reduces: ``|x|`` (order 1 and inf) or ``x * x`` (order 2)."""
+        x = self.operand_acc(r)
+        return f"({x} * {x})" if r.red.ord == 2 else f"abs({x})"
 
     def finish(self, r: RedInfo, value: str) -> str:
         """A per-row reduction result ``r<q>``, converted to its output dtype."""

@@ -299,8 +299,8 @@ def _reduction(node: Node, values: Dict[Value, Any]) -> RedInfo:
         raise InterpretInstead()  # the interpreter raises PyTorch's error
     dims = tuple(range(n)) if red.all_dims else tuple(sorted(d % n for d in red.dims))
     k = len(dims)
-    if node.kind in ("aten::amax", "aten::amin", "aten::max", "aten::min") and \
-            math.prod(info.shape[d] for d in dims) == 0:
+    if (node.kind in ("aten::amax", "aten::amin", "aten::max", "aten::min") or
+            red.ord == math.inf) and math.prod(info.shape[d] for d in dims) == 0:
         raise InterpretInstead()  # PyTorch's error for an empty reduction
     kept = tuple(1 if d in dims else s for d, s in enumerate(info.shape)) if red.keepdim else \
         tuple(s for d, s in enumerate(info.shape) if d not in dims)

@@ -15,9 +15,11 @@ pass; softmax, log_softmax and logsumexp take two (the row max, then the sum of
 ``exp(x - max)``), var and std two (the mean, then the sum of squared deviations).
 
 ``why_not_row_reduction(node)`` is the partitioner's question (None: it may join a group): the
-op is one of ``ROW_REDUCTIONS``, its dims are constants naming the trailing dims (negative
-dims always do; non-negative ones only where the input's rank is known), ``keepdim`` is a
-constant, no ``dtype=`` argument, and the input is a float tensor (or of unknown dtype).
+op is one of ``ROW_REDUCTIONS`` (also ``prod`` and the 1/2/inf norms), its dims are constants
+(any dims: the layout -- trailing rows, the transposed ``columns`` of ``column_plan``, or a
+split -- is decided at run time; ``dim=None``/``[]`` and ``x.sum()`` reduce every dim),
+``keepdim`` is a constant, no ``dtype=`` argument, and the input is a float tensor (or of
+unknown dtype).  docs/reductions.md is the full table of what fuses and where groups are cut.
 
 ``row_plan.plan_rows(spec)`` is the executor-time check on the exact signature (``RowPlan``),
 made by the backend that renders row reductions (the CPU one, in its ``check``).  Every
@@ -41,7 +43,7 @@ from ..ir.graph import Node, Value
 from ..ir.types import TensorType
 from ..ops.tensor_common import UNKNOWN, arg, dims_list
 
-__all__ = ["ROW_REDUCTIONS", "Reduction", "parse_reduction", "why_not_row_reduction",
+__all__ = ["ROW_REDUCTIONS", "NORMS", "Reduction", "parse_reduction", "why_not_row_reduction",
            "RedInfo", "RowPlan", "is_reduction_group"]
 
 # kind -> (positions of dim, keepdim and dtype in the node's inputs; None: not an input),
@@ -58,7 +60,11 @@ ROW_REDUCTIONS: Dict[str, Tuple[Optional[int], Optional[int], Optional[int], int
     "aten::var": (1, 3, None, 2, False),        # correction: input 2 (two-pass variance)
     "aten::std": (1, 3, None, 2, False),
     "aten::logsumexp": (1, 2, None, 2, False),  # max-shifted, like softmax
+    "aten::prod": (1, 2, 3, 1, False),
+    "aten::linalg_vector_norm": (2, 3, 4, 1, False),  # ord (input 1): 1, 2 or inf
+    "aten::norm": (2, 3, 4, 1, False),
 }
+NORMS = ("aten::linalg_vector_norm", "aten::norm")
 FLOAT_DTYPES = ("float16", "float32", "float64")
 
 
@@ -71,6 +77,7 @@ class Reduction:
     keepdim: bool
     correction: float = 0.0  # var / std
     all_dims: bool = False   # over every dim (``x.sum()``, ``dim=None``/``[]``): ``dims`` is ()
+    ord: float = 2.0         # norms: 1.0, 2.0 or inf
 
     @property
     def passes(self) -> int:
@@ -94,7 +101,15 @@ def parse_reduction(node: Node) -> Any:
             return f"{node.kind} whose indices are used"
     elif len(node.outputs) != 1:
         return f"{node.kind} with {len(node.outputs)} outputs"
-    if node.kind in ("aten::sum", "aten::mean") and len(node.inputs) <= 2:
+    order = 2.0
+    if node.kind in NORMS:
+        p = arg(node, 1, None)
+        order = 2.0 if p is None else p
+        if isinstance(order, bool) or not isinstance(order, (int, float)) or \
+                float(order) not in (1.0, 2.0, math.inf):
+            return f"a norm of order {order!r} (1, 2 and inf fuse)"
+        order = float(order)
+    if node.kind in ("aten::sum", "aten::mean", "aten::prod") and len(node.inputs) <= 2:
         dtype = arg(node, 1, None)  # aten::sum(self, dtype=None): every dim, no keepdim
         if dtype is not None:
             return "a dtype= argument" if dtype is not UNKNOWN else "a dtype that is not a constant"
@@ -107,7 +122,8 @@ def parse_reduction(node: Node) -> Any:
     if len(node.inputs) > max(p for p in entry[:3] if p is not None) + 1 and \
             node.kind not in ("aten::var", "aten::std"):
         return f"{len(node.inputs)} inputs do not match the schema"
-    dim = arg(node, dim_at, None if node.kind.startswith("aten::am") else UNKNOWN)
+    dim = arg(node, dim_at, None if node.kind.startswith("aten::am") or node.kind in NORMS
+              else UNKNOWN)
     if node.kind in ("aten::max", "aten::min") and not isinstance(dim, int):
         return f"{node.kind} whose dim is not a constant int"
     keepdim = arg(node, keep_at, False) if keep_at is not None else False
@@ -133,8 +149,8 @@ def parse_reduction(node: Node) -> Any:
     if dims is None:  # dim=None or []: every dim (logsumexp(x, []) is an error in PyTorch)
         if node.kind in ("aten::logsumexp", "aten::softmax", "aten::log_softmax"):
             return "a reduction over no dim"
-        return Reduction(node.kind, (), keepdim, correction, all_dims=True)
-    return Reduction(node.kind, tuple(int(d) for d in dims), keepdim, correction)
+        return Reduction(node.kind, (), keepdim, correction, all_dims=True, ord=order)
+    return Reduction(node.kind, tuple(int(d) for d in dims), keepdim, correction, ord=order)
 
 
 def _used(value: Value) -> bool:
