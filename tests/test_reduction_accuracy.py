@@ -154,3 +154,55 @@ def test_empty_dims_as_pytorch(strict_cpu, torch):
     fused = fuse(parse_graph(graph_of("amax", -1, False)))
     with pytest.raises(RuntimeError, match="amax"):
         Interpreter(fused).run(x)
+
+
+INDEX_GRAPH = """graph(%x : Tensor):
+  %keep : bool = prim::Constant[value={keep}]()
+  %s : float = prim::Constant[value=1.5]()
+  %d : int = prim::Constant[value={dim}]()
+  %p : Tensor = aten::mul(%x, %s)
+  {call}
+  return ({ret})"""
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("kind", ["max", "min", "argmax", "argmin"])
+def test_indices_first_extreme_and_first_nan(strict_cpu, torch, kind, dtype):
+    """``max.dim``/``min.dim`` with both outputs and ``argmax``/``argmin``, over the last, the
+    first and a middle dim: the index of the first extreme among ties, of the first NaN in a
+    slice with NaNs, as PyTorch; the rows and the columns layouts."""
+    for dim in (-1, 0, 1):
+        for keepdim in (True, False):
+            if kind in ("max", "min"):
+                call, ret = f"%v : Tensor, %i : Tensor = aten::{kind}(%p, %d, %keep)", "%v, %i"
+            else:
+                call, ret = f"%i : Tensor = aten::{kind}(%p, %d, %keep)", "%i"
+            fused = fuse(parse_graph(INDEX_GRAPH.format(keep=int(keepdim), dim=dim, call=call,
+                                                        ret=ret)))
+            reductions_inside(fused)
+            for shape in [(6, 9), (4, 30, 5)]:
+                x = np.round(np.random.default_rng(2).standard_normal(shape) * 2).astype(dtype)
+                flat = x.reshape(-1)
+                flat[4], flat[7], flat[8] = np.nan, np.nan, np.inf
+                got = run_compiled(fused, x)
+                tx = torch.from_numpy(x) * 1.5
+                want = (getattr(torch, kind)(tx, dim, keepdim=keepdim)
+                        if kind in ("max", "min") else
+                        (getattr(torch, kind)(tx, dim, keepdim=keepdim),))
+                label = f"{kind} dim={dim} keepdim={keepdim} {shape}"
+                np.testing.assert_array_equal(got[-1], want[-1].numpy(), err_msg=label)
+                if kind in ("max", "min"):
+                    close(got[0], want[0].numpy(), dtype, label)
+
+
+def test_indices_over_every_dim_split(strict_cpu, torch):
+    """``argmax`` of a 1-d tensor reduces every dim: no kernel has partial indices, so the
+    group splits, with PyTorch's answer."""
+    fused = fuse(parse_graph(INDEX_GRAPH.format(
+        keep=0, dim=0, call="%i : Tensor = aten::argmax(%p, %d, %keep)", ret="%i")))
+    x = np.array([1.0, 3.0, np.nan, 3.0, np.nan], np.float32)
+    executor.clear_caches()
+    jit.reset_stats()
+    got = Interpreter(fused, fusion_runner=executor.run_fusion_group).run(x)
+    assert jit.stats()["groups_split"] == 1, jit.stats()
+    assert int(got) == int(torch.argmax(torch.from_numpy(x))) == 2

@@ -22,7 +22,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from ..fuser.backend import ArraySpec, Backend, GroupSpec, KernelSource, Unsupported  # noqa: E402
 from ..fuser.row_plan import plan_rows  # noqa: E402
-from . import codegen, column_codegen, row_codegen  # noqa: E402
+from . import codegen, column_codegen, full_codegen, row_codegen  # noqa: E402
 from .compiler import compile_kernel  # noqa: E402
 
 __all__ = ["CpuBackend"]
@@ -99,8 +99,10 @@ class CpuBackend(Backend):
         key = self.kernel_key(spec)
         h = self.key_hash(key)
         header = f"# torchlike-cpu-kernel v{codegen.VERSION} {h}"
-        render = codegen.render if spec.rows is None else \
-            column_codegen.render if spec.rows.layout == "columns" else row_codegen.render
+        plan = spec.rows
+        render = codegen.render if plan is None else \
+            column_codegen.render if plan.layout == "columns" else \
+            full_codegen.render if plan.k == len(plan.shape) else row_codegen.render
         src = render(spec, h, header)
         return KernelSource(src.name, src.source, key, src.info)
 

@@ -37,7 +37,7 @@ from typing import Dict, List
 from ..fuser.backend import GroupSpec, KernelSource, Unsupported
 from ..fuser.row_reduce import NORMS, RedInfo
 from . import row_codegen
-from .row_codegen import RowRenderer, _math
+from .row_codegen import EXTREMES, RowRenderer, _math
 
 _COLUMNS_PER_UNIT = 4096  # at most this many columns share one unit's accumulators
 
@@ -127,11 +127,17 @@ class ColumnRenderer(RowRenderer):
                                                  "aten::std", "aten::prod") and not (
                 kind in NORMS and r.red.ord != math.inf)
             if is_max:
-                sign = "<" if kind in ("aten::amin", "aten::min") else ">"
+                sign = "<" if kind.endswith("min") else ">"
                 self.arrays[a] = t
                 init.append(f"{a}[j] = {t}({'' if sign == '<' else '-'}np.inf)")
-                acc += [f"c{q} = {x}", f"d{q} = {a}[j]",
-                        f"{a}[j] = c{q} if (c{q} {sign} d{q} or c{q} != c{q}) else d{q}"]
+                acc += [f"c{q} = {x}", f"d{q} = {a}[j]"]
+                if r.red.indices:  # the first extreme, or the first NaN, and its row
+                    self.arrays[f"n{q}"] = "np.int64"
+                    init.append(f"n{q}[j] = 0")
+                    acc += [f"if c{q} {sign} d{q} or (c{q} != c{q} and d{q} == d{q}):",
+                            f"    {a}[j] = c{q}", f"    n{q}[j] = r"]
+                else:
+                    acc.append(f"{a}[j] = c{q} if (c{q} {sign} d{q} or c{q} != c{q}) else d{q}")
             elif kind == "aten::prod":
                 self.arrays[a] = t
                 init.append(f"{a}[j] = {t}(1.0)")
@@ -149,7 +155,13 @@ class ColumnRenderer(RowRenderer):
             if kind in ("aten::sum", "aten::mean"):
                 fin.append(self.finish(r, f"{t}({a}[j])" if kind == "aten::sum"
                                        else f"{t}({a}[j] / R)"))
-            elif kind in ("aten::amax", "aten::amin", "aten::max", "aten::min", "aten::prod"):
+            elif kind in EXTREMES and r.red.indices:
+                out = r.node.outputs[-1]
+                self.names[out] = f"n{q}[j]"
+                self.row_vars.add(out)
+                if kind in ("aten::max", "aten::min"):
+                    fin.append(self.finish(r, f"{a}[j]"))
+            elif kind in EXTREMES or kind == "aten::prod":
                 fin.append(self.finish(r, f"{a}[j]"))
             elif kind in NORMS:
                 fin.append(self.finish(r, f"np.sqrt({t}({a}[j]))" if r.red.ord == 2
@@ -173,8 +185,9 @@ class ColumnRenderer(RowRenderer):
                 if kind == "aten::log_softmax":
                     self.arrays[f"l{q}"] = t
                     fin.append(f"l{q}[j] = {_math('log', r.acc, f's{q}[j]')}")
+        after = fin + self.column_lines(p)
         return (["for j in range(W):"] + ["    " + s for s in init] + self.sweep(body + acc)
-                + ["for j in range(W):"] + ["    " + s for s in fin + self.column_lines(p)])
+                + (["for j in range(W):"] + ["    " + s for s in after] if after else []))
 
     def unit_body(self) -> List[str]:
         spec, plan = self.spec, self.plan

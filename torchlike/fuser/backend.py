@@ -299,15 +299,19 @@ def _reduction(node: Node, values: Dict[Value, Any]) -> RedInfo:
         raise InterpretInstead()  # the interpreter raises PyTorch's error
     dims = tuple(range(n)) if red.all_dims else tuple(sorted(d % n for d in red.dims))
     k = len(dims)
-    if (node.kind in ("aten::amax", "aten::amin", "aten::max", "aten::min") or
+    if (node.kind in ("aten::amax", "aten::amin", "aten::max", "aten::min", "aten::argmax",
+                      "aten::argmin") or
             red.ord == math.inf) and math.prod(info.shape[d] for d in dims) == 0:
         raise InterpretInstead()  # PyTorch's error for an empty reduction
     kept = tuple(1 if d in dims else s for d, s in enumerate(info.shape)) if red.keepdim else \
         tuple(s for d, s in enumerate(info.shape) if d not in dims)
     out_shape = info.shape if red.per_element else kept
-    values[node.outputs[0]] = ValueInfo(ValueKind.OP, info.dtype,
-                                        Priority.DIM if out_shape else Priority.ZERO_DIM,
-                                        info.dtype, out_shape)
+    prio = Priority.DIM if out_shape else Priority.ZERO_DIM
+    arg_only = node.kind in ("aten::argmax", "aten::argmin")
+    values[node.outputs[0]] = ValueInfo(ValueKind.OP, "int64" if arg_only else info.dtype, prio,
+                                        "int64" if arg_only else info.dtype, out_shape)
+    if len(node.outputs) == 2:  # max.dim / min.dim: the indices
+        values[node.outputs[1]] = ValueInfo(ValueKind.OP, "int64", prio, "int64", out_shape)
     acc = "float64" if info.dtype == "float64" else "float32"
     trail = dims == tuple(range(n - k, n))  # the row case: RedInfo.dims left () as before
     return RedInfo(node, red, x, k, info.shape, info.dtype, acc, () if trail else dims)

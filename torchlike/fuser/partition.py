@@ -34,7 +34,7 @@ is rebuilt in key order.
 
 Reductions (``row_reduce.py`` has the details).  A *row reduction* -- ``sum``, ``mean``,
 ``prod``, ``amax``, ``amin``, ``var``, ``std``, ``logsumexp``, 1/2/inf norms over constant
-dims (or every dim), ``softmax``, ``log_softmax`` and values-only ``max``/``min`` over one --
+dims (or every dim), ``softmax``, ``log_softmax``, ``max``/``min``/``argmax`` over one --
 is fusible like an elementwise op, so a
 group grows around it the usual way: its elementwise producers (computed per element inside
 the row's loop), the per-row arithmetic on its result (``var + eps``, ``rsqrt``), its epilogue
@@ -43,8 +43,7 @@ and further reductions of the same rows (layer norm's second mean).  The CPU bac
 a group as one kernel, one parallel pass per row.  Where a group is cut, and why:
 
 * a reduction with a ``dtype=`` or with non-constant dims/keepdim/correction, of a non-float
-  input, ``max``/``min`` whose indices are used, ``argmax``, a norm of another order than 1,
-  2, inf: not fusible, the group ends there (``decisions`` says which rule; docs/reductions.md
+  input, ``argmax`` over every dim, a norm of another order than 1, 2, inf: not fusible, the group ends there (``decisions`` says which rule; docs/reductions.md
   has the whole table);
 * at run time, when the exact inputs do not fit the row case -- a non-contiguous input, an
   input broadcast inside a row, reduced dims that are not one contiguous range (other

@@ -68,8 +68,9 @@ def plan_rows(spec: GroupSpec, layouts: Tuple[str, ...] = ("rows",)) -> RowPlan:
                 raise Unsupported("unsupported reduction of a value that is not per element")
             if spec.values[r.operand].shape != shape:
                 raise Unsupported("unsupported reduction of a value broadcast over the rows")
-            level[node.outputs[0]] = 2 if r.red.per_element else 1
-            avail[node.outputs[0]] = avail[r.operand] + r.red.passes
+            for out in node.outputs:  # max.dim's indices: per row, as its values
+                level[out] = 2 if r.red.per_element else 1
+                avail[out] = avail[r.operand] + r.red.passes
         elif node in by_node:
             o = by_node[node]
             refs = [v for v in list(o.operands) + list(o.attrs.values()) if isinstance(v, Value)]

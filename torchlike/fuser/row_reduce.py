@@ -4,8 +4,8 @@ backend renders them from.
 A *row reduction* reduces the trailing ``k`` dims of its input ``S`` (shape ``rows + row``):
 ``sum``/``mean``/``amax``/``amin``/``var``/``std`` (any correction)/``logsumexp`` over
 ``dim=-1`` (or ``[-2, -1]``, ...), ``softmax`` and ``log_softmax`` over ``dim=-1``, and
-``max``/``min`` over one dim when only their values are used (``x.max(-1)[0]``; the indices
-output must have no use, so it is never computed).  Each row is reduced independently, so one kernel can run one
+``max``/``min`` over one dim (their indices output computed only when used: the first
+extreme, or the first NaN, as PyTorch), ``argmax``/``argmin`` over one dim.  Each row is reduced independently, so one kernel can run one
 row at a time: pass 1 over the row computes the reduction's operand (the elementwise producers,
 per element) and accumulates; the reduced value then stays in a register for the row, where
 per-row elementwise work (``var + eps``, ``rsqrt``) and the *epilogue* -- elementwise work that
@@ -53,7 +53,7 @@ ROW_REDUCTIONS: Dict[str, Tuple[Optional[int], Optional[int], Optional[int], int
     "aten::mean": (1, 2, 3, 1, False),
     "aten::amax": (1, 2, None, 1, False),
     "aten::amin": (1, 2, None, 1, False),
-    "aten::max": (1, 2, None, 1, False),        # max.dim / min.dim: values only (indices unused)
+    "aten::max": (1, 2, None, 1, False),        # max.dim / min.dim: values (and indices)
     "aten::min": (1, 2, None, 1, False),
     "aten::softmax": (1, None, 2, 2, True),
     "aten::log_softmax": (1, None, 2, 2, True),
@@ -61,6 +61,8 @@ ROW_REDUCTIONS: Dict[str, Tuple[Optional[int], Optional[int], Optional[int], int
     "aten::std": (1, 3, None, 2, False),
     "aten::logsumexp": (1, 2, None, 2, False),  # max-shifted, like softmax
     "aten::prod": (1, 2, 3, 1, False),
+    "aten::argmax": (1, 2, None, 1, False),     # indices only
+    "aten::argmin": (1, 2, None, 1, False),
     "aten::linalg_vector_norm": (2, 3, 4, 1, False),  # ord (input 1): 1, 2 or inf
     "aten::norm": (2, 3, 4, 1, False),
 }
@@ -78,6 +80,7 @@ class Reduction:
     correction: float = 0.0  # var / std
     all_dims: bool = False   # over every dim (``x.sum()``, ``dim=None``/``[]``): ``dims`` is ()
     ord: float = 2.0         # norms: 1.0, 2.0 or inf
+    indices: bool = False    # max/min: the indices output is used; argmax/argmin: always
 
     @property
     def passes(self) -> int:
@@ -97,10 +100,15 @@ def parse_reduction(node: Node) -> Any:
     if node.kind in ("aten::max", "aten::min"):
         if len(node.inputs) != 3 or len(node.outputs) != 2:
             return f"{node.kind} without a dim (or of two tensors)"
-        if _used(node.outputs[1]):
-            return f"{node.kind} whose indices are used"
+        indices = _used(node.outputs[1])
+    elif node.kind in ("aten::argmax", "aten::argmin"):
+        indices = True
+        if len(node.inputs) != 3 or not isinstance(arg(node, 1, None), int):
+            return f"{node.kind} without a constant dim"
     elif len(node.outputs) != 1:
         return f"{node.kind} with {len(node.outputs)} outputs"
+    if node.kind not in ("aten::max", "aten::min", "aten::argmax", "aten::argmin"):
+        indices = False
     order = 2.0
     if node.kind in NORMS:
         p = arg(node, 1, None)
@@ -150,7 +158,8 @@ def parse_reduction(node: Node) -> Any:
         if node.kind in ("aten::logsumexp", "aten::softmax", "aten::log_softmax"):
             return "a reduction over no dim"
         return Reduction(node.kind, (), keepdim, correction, all_dims=True, ord=order)
-    return Reduction(node.kind, tuple(int(d) for d in dims), keepdim, correction, ord=order)
+    return Reduction(node.kind, tuple(int(d) for d in dims), keepdim, correction, ord=order,
+                     indices=indices)
 
 
 def _used(value: Value) -> bool:
