@@ -206,3 +206,16 @@ def test_indices_over_every_dim_split(strict_cpu, torch):
     got = Interpreter(fused, fusion_runner=executor.run_fusion_group).run(x)
     assert jit.stats()["groups_split"] == 1, jit.stats()
     assert int(got) == int(torch.argmax(torch.from_numpy(x))) == 2
+
+
+def test_bad_input_errors_name_the_node(strict_cpu):
+    """A dim that does not exist, a repeated dim, amax over an empty dim: the group hands the
+    inputs to the interpreter, whose error names the reduction node, as without fusion."""
+    from torchlike.errors import ExecutionError
+    cases = [("sum", 5, np.ones((3, 4), np.float32), "out of range"),
+             ("amax", 0, np.ones((0, 4), np.float32), "amax")]
+    for op, dim, x, match in cases:
+        fused = fuse(parse_graph(graph_of(op, dim, False)))
+        reductions_inside(fused)
+        with pytest.raises(ExecutionError, match=f"aten::{op}.*{match}"):
+            Interpreter(fused, fusion_runner=executor.run_fusion_group).run(x)
