@@ -23,6 +23,7 @@ import torchlike as tl
 from torchlike import jit
 from torchlike.fuser import config
 from torchlike.fuser.backend import analyze, get_backend_impl, signature_of
+from torchlike.fuser.cache import KERNELS
 from torchlike.fuser.output_layout import (
     allocation,
     dense_strides,
@@ -175,6 +176,10 @@ def test_values_and_layout(name, torch):
     assert strides == [t.strides for t in graph_output_types(f.graph)], name
     for g, st in zip(got, strides, strict=True):  # dense: no gaps, no overlap
         assert dense_strides(g.shape, order_of(g.shape, st)) == st
+    # the outputs were allocated as the kernel was compiled for: no second specialization
+    for kernel in list(KERNELS._entries.values()):
+        dispatcher = getattr(kernel, "dispatcher", None)
+        assert dispatcher is None or len(dispatcher.signatures) == 1, dispatcher.signatures
 
 
 # -- the CPU loop nest ---------------------------------------------------------------------------
@@ -186,6 +191,17 @@ def innermost_loop_dim(source):
     loops = [(len(m.group(1)), int(m.group(2)))
              for m in re.finditer(r"^(\s*)for i(\d+) in range\(", source, re.M)]
     return max(loops)[1]
+
+
+def test_reversed_views_keep_their_memory_order():
+    """x[::-1] (negative strides, which PyTorch cannot express) is C-ordered in memory: the
+    output is C too, and so are the loops."""
+    x = _x(9, 13)[::-1]
+    f = jit.trace(lambda a: a * 2.0 + 1.0, (x,))
+    got = run_compiled(f, (x,))[0]
+    np.testing.assert_array_equal(got, x * np.float32(2.0) + np.float32(1.0))
+    assert got.flags.c_contiguous
+    assert innermost_loop_dim(jit.codegen(f.graph, x)[0].source) == 1
 
 
 @pytest.mark.parametrize("name", [n for n in CASES if n != "tie"])

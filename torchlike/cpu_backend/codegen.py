@@ -158,7 +158,8 @@ def expanded_dims(spec: GroupSpec) -> Tuple[Tuple[int, ...], ...]:
     are read at index 0, so the read is loop-invariant there (LLVM hoists it, and what is
     computed from it, out of the inner loop instead of gathering the same element)."""
     return tuple(tuple(j for j, (n, st) in enumerate(zip(s.shape, s.strides, strict=True))
-                       if st == 0 and n > 1) if isinstance(s, ArraySpec) else ()
+                       if st == 0 and n > 1)
+                 if isinstance(s, ArraySpec) and not spec.reductions else ()
                  for s in spec.signature)
 
 

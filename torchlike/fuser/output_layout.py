@@ -52,11 +52,13 @@ def _c_strides(shape: Sequence[int]) -> Tuple[int, ...]:
 
 def _input_strides(s: ArraySpec) -> Tuple[int, ...]:
     """An input's element strides as the tracer records them (PyTorch's contiguous strides
-    for an empty array)."""
+    for an empty array), but for their sign: a reversed numpy view (``x[::-1]``, which
+    PyTorch cannot express) is laid out in memory as its absolute strides say, and the
+    outputs follow that order."""
     if 0 in s.shape:
         return _c_strides(s.shape)
     item = ITEMSIZE.get(s.dtype, 1)
-    return tuple(st // item for st in s.strides)
+    return tuple(abs(st) // item for st in s.strides)
 
 
 def value_strides(spec: GroupSpec) -> Dict[Value, Tuple[int, ...]]:
