@@ -31,6 +31,9 @@ over the output elements with no temporary arrays.  Two loop skeletons exist:
   order of the output (``output_layout.loop_order``: outermost = its largest stride), so the
   innermost loop runs along the output's contiguous dim -- and along every input laid out
   like it -- and vectorizes; with all-C inputs that is the logical order, last dim innermost.
+  Where an input is read across that loop (a transpose against the output, a step slice),
+  a parallel kernel runs in tiles of ``TILE`` over the innermost dim and the input's
+  contiguous one (``tile_dim``), so the lines of that input stay in L1 between their uses.
 
 At or above ``PARALLEL_THRESHOLD`` elements the outer loop is a ``prange`` (``parallel=True``);
 the size class is part of the kernel key.  float16 arrays are passed viewed as uint16 and

@@ -79,10 +79,10 @@ class CpuKernel:
         outs = kernel_outputs(spec)
         orders = [tuple(range(len(spec.values[v].shape))) for v in outs] if spec.reductions \
             else output_orders(spec)
-        # (shape in memory order, dtype, axes that view it as the output's shape or None)
-        alloc = [allocation(spec.values[v].shape, order) + (np.dtype(spec.values[v].dtype),)
-                 for v, order in zip(outs, orders, strict=True)]
-        alloc = [(s, d, axes) for s, axes, d in alloc]
+        alloc = []  # (shape in memory order, dtype, axes viewing it in its shape, or None)
+        for v, order in zip(outs, orders, strict=True):
+            mem_shape, axes = allocation(spec.values[v].shape, order)
+            alloc.append((mem_shape, np.dtype(spec.values[v].dtype), axes))
         assemble = output_assembler(output_plan(spec, outs))
         f16_in = [i for i, s in enumerate(spec.signature)
                   if isinstance(s, ArraySpec) and s.dtype == "float16"]
