@@ -390,7 +390,7 @@ def test_64bit_indexing_choice():
     def sig(shape, strides):
         return tuple(ArraySpec("float32", shape, strides, "A", True, "numpy") for _ in range(2))
     small = analyze(sub, sig((4, 5), (4, 80)))
-    big = analyze(sub, sig((2 ** 16, 2 ** 15 + 1), (4, 2 ** 18)))       # > 2**31 elements
+    big = analyze(sub, sig((2 ** 16, 2 ** 15 + 1), (8, 2 ** 19)))       # > 2**31 elements
     far = analyze(sub, sig((2, 3), (4, 2 ** 33)))                      # offsets > 2**31
     assert layout.plan(small).index_bits == 32
     assert layout.plan(big).index_bits == 64 and layout.plan(far).index_bits == 64
@@ -428,8 +428,8 @@ def test_argument_limit_uses_a_pointer_table():
         return [acc]
     sub = make_group(n_in, build)
     rng = np.random.default_rng(1)
-    args = [rng.standard_normal((4, 3, 2)).astype(np.float32).transpose(2, 0, 1)
-            for _ in range(n_in)]
+    args = [rng.standard_normal((4, 3, 4)).astype(np.float32)[:, :, ::2].transpose(2, 0, 1)
+            for _ in range(n_in)]  # strided (not dense in any order): sizes and strides travel
     spec = analyze(sub, signature_of(args))
     p = layout.plan(spec)
     assert p.table and 8 * p.param_count() > layout.MAX_PARAM_BYTES

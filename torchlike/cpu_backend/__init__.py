@@ -88,7 +88,11 @@ class CpuBackend(Backend):
 
     def kernel_key(self, spec: GroupSpec) -> Tuple:
         key = ("cpu", codegen.VERSION, spec.structure, spec.input_key(), codegen.size_class(spec))
-        return key if spec.rows is None else key + ("rows",) + spec.rows.key()
+        if spec.rows is not None:
+            return key + ("rows",) + spec.rows.key()
+        # what the input layouts alone do not fix: the loop nest's order and tiling (an "A"
+        # input's strides decide them) and the outputs' layouts (the kernel's argument types)
+        return key + codegen.layout_key(spec)
 
     def key_hash(self, key: Tuple) -> str:
         if self._fingerprint is None:

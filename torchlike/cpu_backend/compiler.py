@@ -20,6 +20,7 @@ import numpy as np
 from ..fuser.backend import ArraySpec, GroupSpec, KernelSource, Unsupported
 from ..fuser.cache import ensure_source, kernel_dir
 from ..fuser.kernel_spec import kernel_outputs, output_assembler, output_plan
+from ..fuser.output_layout import allocation, output_orders
 from ..fuser.stats import bump
 from .codegen import NumbaArg, NumbaKernelInfo, ScalarArg
 
@@ -71,16 +72,25 @@ class CpuKernel:
 
     def bind(self, spec: GroupSpec, on_error: Callable[[Sequence[Any]], None]):
         """``launcher(args) -> outputs`` for ``spec``'s exact signature: output shapes and
-        dtypes precomputed; fresh outputs every call.  ``on_error(args)`` runs when the kernel
-        flags an integer division by zero (it raises)."""
+        dtypes precomputed; fresh outputs every call, each laid out as PyTorch would
+        (``output_layout``: C unless the inputs are laid out otherwise).  ``on_error(args)``
+        runs when the kernel flags an integer division by zero (it raises)."""
         fn = self.dispatcher
         outs = kernel_outputs(spec)
-        alloc = [(spec.values[v].shape, np.dtype(spec.values[v].dtype)) for v in outs]
+        orders = [tuple(range(len(spec.values[v].shape))) for v in outs] if spec.reductions \
+            else output_orders(spec)
+        alloc = []  # (shape in memory order, dtype, axes viewing it in its shape, or None)
+        for v, order in zip(outs, orders, strict=True):
+            mem_shape, axes = allocation(spec.values[v].shape, order)
+            alloc.append((mem_shape, np.dtype(spec.values[v].dtype), axes))
         assemble = output_assembler(output_plan(spec, outs))
         f16_in = [i for i, s in enumerate(spec.signature)
                   if isinstance(s, ArraySpec) and s.dtype == "float16"]
-        f16_out = {j for j, (_, dt) in enumerate(alloc) if dt == np.float16}
+        f16_out = {j for j, (_, dt, _) in enumerate(alloc) if dt == np.float16}
         uses_err = self.source.info.uses_err
+        if any(axes is not None for _, _, axes in alloc):
+            return self._bind_permuted(alloc, assemble, f16_in, f16_out, uses_err, on_error)
+        alloc = [(s, d) for s, d, _ in alloc]
         if assemble is None and not f16_in and not f16_out and not uses_err:
             if len(alloc) == 1:
                 shape, dtype = alloc[0]
@@ -99,6 +109,28 @@ class CpuKernel:
 
         def launch(args):
             res = [_empty(s, d) for s, d in alloc]
+            kargs = list(args)
+            for i in f16_in:
+                kargs[i] = kargs[i].view(_uint16)
+            kouts = [r.view(_uint16) if j in f16_out else r for j, r in enumerate(res)]
+            if uses_err:
+                err = np.zeros(1, np.int32)
+                fn(*kargs, *kouts, err)
+                if err[0]:
+                    on_error(args)
+            else:
+                fn(*kargs, *kouts)
+            return res if assemble is None else assemble(res, args)
+        return launch
+
+    def _bind_permuted(self, alloc, assemble, f16_in, f16_out, uses_err, on_error):
+        """The launcher when some output is not C-ordered: allocated in memory order and
+        viewed (``transpose``) in its logical shape."""
+        fn = self.dispatcher
+
+        def launch(args):
+            res = [_empty(s, d) if axes is None else _empty(s, d).transpose(axes)
+                   for s, d, axes in alloc]
             kargs = list(args)
             for i in f16_in:
                 kargs[i] = kargs[i].view(_uint16)

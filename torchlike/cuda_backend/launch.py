@@ -2,9 +2,9 @@
 
 ``bind(source, spec, on_error, device)`` precomputes everything the exact signature fixes (the
 plan, output shapes and dtypes, sizes and strides) and returns ``launcher(args) -> outputs``.
-Per call it only takes the data pointers (plus each chunk's offset), allocates the outputs,
-picks the vector entry point when every pointer is aligned for it, launches, and checks the
-integer-division flag.  ``device`` is what differs between a GPU and the CPU emulator:
+Per call it only takes the data pointers (plus each chunk's offset), allocates the outputs (each
+in the layout PyTorch gives it, ``fuser.output_layout``), picks the vector entry point when
+every pointer is aligned for it, launches, and checks the integer-division flag.  ``device`` is what differs between a GPU and the CPU emulator:
 ``empty(shape, dtype)``, ``pointer(array)``, ``launch(entry, values, n)``, ``zeros_err()``,
 ``read_err(err)``, ``table(int64 numpy array) -> (keep_alive, pointer)``.
 
@@ -20,6 +20,7 @@ import numpy as np
 
 from ..fuser.backend import GroupSpec, KernelSource, Unsupported
 from ..fuser.kernel_spec import output_assembler, output_plan
+from ..fuser.output_layout import allocation
 from .codegen import CudaKernelInfo
 from .layout import ITEMSIZE
 from .layout import plan as make_plan
@@ -58,7 +59,9 @@ def bind(source: KernelSource, spec: GroupSpec, on_error: Callable, device) -> C
     if p.key() != info.plan_key:  # the kernel key covers the plan; never expected
         raise Unsupported("compile failed: kernel plan does not match its key")
     params, entries, V = info.params, info.entries, info.vector
-    alloc = [(v.shape, storage_dtype(v.dtype)) for v in p.writes]
+    # each output dense in its order (PyTorch's layout): allocated in memory order, then
+    # viewed in its shape
+    alloc = [allocation(v.shape, v.order) + (storage_dtype(v.dtype),) for v in p.writes]
     reads = [(v.input, v.offset * ITEMSIZE[v.dtype], V * ITEMSIZE[v.dtype]) for v in p.reads]
     out_align = [V * ITEMSIZE[v.dtype] for v in p.writes]
     index_args = p.index_args()
@@ -69,7 +72,8 @@ def bind(source: KernelSource, spec: GroupSpec, on_error: Callable, device) -> C
     pointer, empty = device.pointer, device.empty
 
     def launcher(args: Sequence[Any]) -> List[Any]:
-        res = [empty(s, d) for s, d in alloc]
+        res = [empty(s, d) if axes is None else empty(s, d).transpose(axes)
+               for s, axes, d in alloc]
         if n:
             ptrs = [pointer(args[i]) + off for i, off, _ in reads]
             optrs = [pointer(r) for r in res]

@@ -8,10 +8,15 @@ one layout reuse the kernel):
 * every array an op reads is a *view*: an input, or one chunk of an input (``ConstantChunk``
   becomes a pointer offset plus the input's strides), with one stride per iteration dim (0 for
   a broadcast dim, a missing leading dim, or a size-1 dim);
-* ``path``: ``contig`` when every view and output is C-contiguous with the iteration shape (one
-  flat index ``i``; the module also gets a 16-byte vector entry point, chosen per call when the
-  pointers are aligned), else ``strided`` (``i`` is unravelled over the live dims -- those of
-  size > 1 -- and each view not itself contiguous-full gets ``i0 * st_0 + ...``);
+* ``order``: the iteration dims outermost first, the memory order of the outputs
+  (``fuser.output_layout``: PyTorch's layout for an elementwise result, C for C inputs).  The
+  flat index ``i`` runs in that order, so consecutive threads write consecutive addresses of
+  each output (allocated dense in its order) and read those of every input laid out alike;
+* ``path``: ``contig`` when every view and output is dense in ``order`` with the iteration
+  shape (one flat index ``i``; the module also gets a 16-byte vector entry point, chosen per
+  call when the pointers are aligned) -- all-C or all-transposed groups alike -- else
+  ``strided`` (``i`` is unravelled over the live dims -- those of size > 1, in ``order`` --
+  and each view not itself dense-full gets ``i0 * st_0 + ...``);
 * ``index_bits``: 32 when the element count and every offset fit in a signed 32-bit int;
 * ``table``: the kernel's parameters would pass ``MAX_PARAM_BYTES`` (CUDA < 12.1 allows 4 KB),
   so pointers, scalars, sizes and strides travel in one device array of int64 instead.
@@ -22,10 +27,9 @@ import math
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
-import numpy as np
-
 from ..fuser.backend import ArraySpec, GroupSpec, Unsupported
 from ..fuser.kernel_spec import kernel_outputs
+from ..fuser.output_layout import dense_strides, loop_order, output_orders
 from ..ir.graph import Value
 
 MAX_PARAM_BYTES = 4000  # < 4096 (CUDA < 12.1); every parameter is counted as 8 bytes
@@ -46,7 +50,8 @@ class View:
     offset: int = 0               # in elements from the input's data pointer (chunks)
     input: int = -1
     output: int = -1
-    direct: bool = False          # C-contiguous with the iteration shape: indexed by i
+    direct: bool = False          # dense in the loop order with the iteration shape: i
+    order: Tuple[int, ...] = ()   # an output's dims in memory order, outermost first
 
     @property
     def live(self) -> Tuple[int, ...]:
@@ -60,7 +65,7 @@ class Plan:
     reads: List[View]
     writes: List[View]
     scalars: List[int]            # input indices of Python scalars the code reads
-    live: Tuple[int, ...]         # iteration dims of size > 1
+    live: Tuple[int, ...]         # iteration dims of size > 1, outermost first (loop order)
     path: str                     # "contig" | "strided"
     vector: int                   # elements per vector load on the contig path (0: none)
     index_bits: int
@@ -93,23 +98,25 @@ class Plan:
                 len(self.index_args()))
 
 
-def _c_contiguous(shape, strides_elems) -> bool:
+def _dense_in(shape, strides_elems, order) -> bool:
+    """Dense in ``order`` (dims outermost first), size-1 dims aside: element ``i`` of the
+    loop over ``order`` is at offset ``i``."""
     expect = 1
-    for size, st in zip(reversed(shape), reversed(strides_elems), strict=True):
-        if size != 1 and st != expect:
+    for d in reversed(order):
+        if shape[d] != 1 and strides_elems[d] != expect:
             return False
-        expect *= size
+        expect *= shape[d]
     return True
 
 
-def _view(value, dtype, shape, strides, iter_shape, offset=0) -> View:
+def _view(value, dtype, shape, strides, iter_shape, order, offset=0) -> View:
     """Strides per iteration dim: the view's dims align with the last ones."""
     rank = len(iter_shape)
     per_dim = [0] * rank
     for j, (size, st) in enumerate(zip(shape, strides, strict=True)):
         if size != 1:
             per_dim[rank - len(shape) + j] = st
-    direct = tuple(shape) == tuple(iter_shape) and _c_contiguous(shape, strides)
+    direct = tuple(shape) == tuple(iter_shape) and _dense_in(shape, strides, order)
     return View(value, dtype, tuple(shape), tuple(per_dim), offset, direct=direct)
 
 
@@ -129,6 +136,8 @@ def _extent(v: View, iter_shape) -> int:
 def plan(spec: GroupSpec, max_param_bytes: Optional[int] = None) -> Plan:
     """The kernel plan of ``spec`` (see the module docstring)."""
     iter_shape = spec.iter_shape
+    orders = output_orders(spec)
+    order = loop_order(spec, orders)
     reads = []
     for val in spec.used_arrays:
         info = spec.values[val]
@@ -138,22 +147,20 @@ def plan(spec: GroupSpec, max_param_bytes: Optional[int] = None) -> Plan:
         if info.chunk is not None:
             k, _, dim = info.chunk
             offset = k * info.shape[dim] * strides[dim]
-        v = _view(val, info.dtype, info.shape, strides, iter_shape, offset)
+        v = _view(val, info.dtype, info.shape, strides, iter_shape, order, offset)
         v.input = info.input
         reads.append(v)
     writes = []
-    for j, val in enumerate(kernel_outputs(spec)):
+    for j, (val, out_order) in enumerate(zip(kernel_outputs(spec), orders, strict=True)):
         info = spec.values[val]
-        shape = info.shape
-        c_strides = tuple(int(x) for x in np.cumprod((1,) + shape[::-1][:-1])[::-1]) \
-            if shape else ()
-        v = _view(val, info.dtype, shape, c_strides, iter_shape)
-        v.output = j
+        v = _view(val, info.dtype, info.shape, dense_strides(info.shape, out_order), iter_shape,
+                  order)
+        v.output, v.order = j, out_order
         writes.append(v)
     scalars = sorted({spec.values[r].input for o in spec.ops for r in
                       list(o.operands) + list(o.attrs.values())
                       if r is not None and spec.info(r).kind == "scalar"})
-    live = tuple(d for d, size in enumerate(iter_shape) if size != 1)
+    live = tuple(d for d in order if iter_shape[d] != 1)  # outermost first
     contig = all(v.direct for v in reads + writes)
     path = "contig" if contig else "strided"
     vector = 0
