@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ..errors import UnsupportedOpError
 from .derivatives import attach
 
 _SQRT1_2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+_ONE_SIXTH = float(np.float32(1.0 / 6.0))  # PyTorch's hardsigmoid_backward: 1.0f / 6.0f
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 
@@ -102,8 +105,8 @@ def _elu(ctx, grads):
 
 
 def _celu(ctx, grads):
-    alpha = ctx.static(1)
-    return _rest(ctx, [_elu_like(ctx, grads[0], alpha, 1.0, 1.0 / alpha)])
+    alpha = ctx.static(1)  # PyTorch's formula: input_scale = 1.0 / alpha.toFloat()
+    return _rest(ctx, [_elu_like(ctx, grads[0], alpha, 1.0, 1.0 / float(np.float32(alpha)))])
 
 
 def _selu(ctx, grads):
@@ -328,7 +331,7 @@ RULES = {
     "aten::hardtanh": lambda ctx, grads: [_hardtanh_between(ctx, grads[0], ctx.static(1),
                                                             ctx.static(2)), None, None],
     "aten::hardsigmoid": _unary(lambda b, g, x, y: b.where(
-        b.logical_and(b.gt(x, -3.0), b.lt(x, 3.0)), b.div(g, 6.0), 0.0)),
+        b.logical_and(b.gt(x, -3.0), b.lt(x, 3.0)), b.mul(g, _ONE_SIXTH), 0.0)),
     "aten::hardswish": _unary(_hardswish),
     "aten::gelu": _gelu,
     "aten::silu": _unary(_silu),

@@ -109,7 +109,9 @@ def _max_or_min(kind):
         node = ctx.node
         if len(node.inputs) == 2 and isinstance(node.inputs[1].type, TensorType):
             return pair(ctx, grads)
-        if len(node.inputs) == 1 and len(node.outputs) == 1:
+        full = all(v.is_constant() and v.constant_value() in (None, False)
+                   for v in node.inputs[1:])
+        if full and len(node.outputs) == 1:
             return [_extreme(ctx, grads, list(range(_need_rank(ctx))), False)]
         raise UnsupportedOpError(f"no derivative for {node.describe()}: {kind}(x, dim) "
                                  f"(values and indices) is not differentiable here yet")
