@@ -469,3 +469,15 @@ def test_gelu_forward_and_backward_are_one_kernel_each(approximate):
     finally:
         jit.set_strict(False)
     assert g.shape == x.shape
+
+
+def test_tuple_outputs_with_a_bool_output():
+    def f(x, y):
+        return x * y, x > y, tl.exp(y)
+
+    x, y = _rng(0).standard_normal(4), _rng(1).standard_normal(4)
+    (p, mask, e), pullback = jit.vjp(f, x, y)
+    assert mask.dtype == np.bool_
+    gx, gy = pullback((np.ones(4), None, 2.0 * np.ones(4)))
+    np.testing.assert_allclose(gx, y)
+    np.testing.assert_allclose(gy, x + 2.0 * np.exp(y))
