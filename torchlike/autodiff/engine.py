@@ -159,6 +159,11 @@ class RuleContext:
         return self._d.primal(self.node.outputs[i], self._scope)
 
     def static(self, i: int) -> Any:
+        if i >= len(self.node.inputs):  # PyTorch's graphs leave out trailing defaults
+            op = registry.lookup(self.node.kind)
+            params = op.params if op is not None else ()
+            default = params[i].default if i < len(params) else None
+            return None if default is registry.REQUIRED else default
         v = self.node.inputs[i]
         if not v.is_constant():
             raise AutodiffError(f"cannot differentiate {self.node.describe()}: its argument "
