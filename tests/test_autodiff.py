@@ -515,3 +515,48 @@ def test_corpus_graphs_against_finite_differences(case):
 
             ref = _finite_difference(lambda v: f_i(v), [a], np.float64(1.0))[0]
             np.testing.assert_allclose(g, ref, rtol=1e-5, atol=1e-6, err_msg=f"{which} {i}")
+
+
+@pytest.mark.parametrize("program", ["softmax", "log_softmax", "layer_norm"])
+def test_row_reduction_backward_is_one_kernel(program):
+    """The backward's row sums (softmax's sum(g * y), layer norm's recomputed mean and the two
+    means of its input cotangent) join the elementwise work around them in one group."""
+    from torchlike.autodiff import compile_vjp
+    rng = _rng(0)
+    x = rng.standard_normal((16, 64)).astype(np.float32)
+    w, b = rng.standard_normal(64).astype(np.float32), rng.standard_normal(64).astype(np.float32)
+    f = {"softmax": lambda x, w, b: tl.softmax(x, -1) * w,
+         "log_softmax": lambda x, w, b: tl.log_softmax(x, -1) + b,
+         "layer_norm": lambda x, w, b: tl.layer_norm(x, [64], w, b, 1e-5)}[program]
+    c = compile_vjp(f, x, w, b)
+    out, *saved = c.forward(x, w, b)
+    bwd = c.backward.graph_for(np.ones_like(out), *saved)
+    row_groups = [g for g in _groups(bwd)
+                  if any(n.kind in ("aten::sum", "aten::mean") for n in g.attrs["Subgraph"].nodes)]
+    assert len(row_groups) == 1, bwd
+    assert not _loose_elementwise(bwd), bwd
+
+
+@needs_torch
+def test_grad_of_a_script_module_loss():
+    net = tl.nn.Linear(4, 2)
+    x = _rng(0).standard_normal((3, 4)).astype(np.float64)
+    net.weight = net.weight.astype(np.float64)
+    net.bias = net.bias.astype(np.float64)
+
+    class Loss(tl.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = net
+
+        def forward(self, x):
+            return tl.sum(tl.tanh(self.inner(x)) ** 2.0)
+
+    gx, params = jit.grad(jit.script(Loss()))(x)
+    W = torch.tensor(net.weight, requires_grad=True)
+    b = torch.tensor(net.bias, requires_grad=True)
+    xt = torch.tensor(x, requires_grad=True)
+    torch.sum(torch.tanh(F.linear(xt, W, b)) ** 2.0).backward()
+    np.testing.assert_allclose(gx, xt.grad.numpy(), rtol=1e-10)
+    np.testing.assert_allclose(params["inner.weight"], W.grad.numpy(), rtol=1e-10)
+    np.testing.assert_allclose(params["inner.bias"], b.grad.numpy(), rtol=1e-10)
