@@ -129,6 +129,11 @@ CASES += [
     ("amax_ties", lambda m, x: m.amax(m.round(x), [1]), None, [U(-2, 2, 4, 9)]),
     ("amin", lambda m, x: m.amin(x, [0, 1]), None, [A]),
     ("max_all_ties", lambda m, x: m.max(m.clamp(x, max=1.0) * x), None, [A]),
+    ("max_dim", lambda m, x: m.max(x, 1)[0] * 2.0, None, [A]),
+    ("min_dim_keepdim", lambda m, x: m.min(x, 0, keepdim=True)[0], None, [A]),
+    ("gather", lambda m, x: m.gather(x, 1, (m.tensor if m is torch else np.array)(
+        [[0, 2, 2], [4, 1, 0], [3, 3, 3]])), None, [A]),
+    ("slice", lambda m, x: x[:, 1:4] * 3.0, None, [A]),
     ("var", lambda m, x: m.var(x, [1], correction=1, keepdim=True), None, [A]),
     ("std", lambda m, x: m.std(x, [1]), None, [A]),
     ("logsumexp", lambda m, x: m.logsumexp(x, [1]), None, [A]),
@@ -193,6 +198,7 @@ KINKS = [
     ("minimum_ties", lambda m, x: m.minimum(m.round(x), x)),
     ("amax_ties", lambda m, x: m.amax(m.round(x), [0])),
     ("max_all_ties", lambda m, x: m.max(m.round(x))),
+    ("max_dim_ties", lambda m, x: m.max(m.round(x), 1)[0]),
 ]
 
 

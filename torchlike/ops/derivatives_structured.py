@@ -113,9 +113,38 @@ def _max_or_min(kind):
                    for v in node.inputs[1:])
         if full and len(node.outputs) == 1:
             return [_extreme(ctx, grads, list(range(_need_rank(ctx))), False)]
-        raise UnsupportedOpError(f"no derivative for {node.describe()}: {kind}(x, dim) "
-                                 f"(values and indices) is not differentiable here yet")
+        # max(x, dim, keepdim) -> (values, indices): the cotangent goes to the selected
+        # index (PyTorch's value_selecting_reduction_backward), not split among ties
+        rank = _need_rank(ctx)
+        dim = ctx.static(1) % max(rank, 1)
+        keep = ctx.static(2)
+        g, idx = _keep(ctx, grads[0], [dim], keep), _keep(ctx, ctx.output(1), [dim], keep)
+        b = _Ops(ctx)
+        return [b.scatter(b.zeros_like(ctx.input(0)), dim, idx, g), None, None]
     return rule
+
+
+def _gather(ctx, grads):
+    b = _Ops(ctx)
+    dim = ctx.static(1)
+    return [b.scatter_add(b.zeros_like(ctx.input(0)), dim, ctx.input(2), grads[0]), None,
+            None, None]
+
+
+def _slice(ctx, grads):
+    """A unit-step slice: its cotangent padded with zeros back to the input's size."""
+    shape = _shape(ctx.node.inputs[0])
+    dim, start, end, step = (ctx.static(i) for i in range(1, 5))
+    if shape is None or step != 1:
+        raise UnsupportedOpError(f"no derivative for {ctx.node.describe()}: only unit-step "
+                                 f"slices of known shapes")
+    dim %= len(shape)
+    lo, hi, _ = slice(start, end, 1).indices(shape[dim])
+    hi = max(hi, lo)
+    pad = []
+    for d in reversed(range(len(shape))):
+        pad += [lo, shape[dim] - hi] if d == dim else [0, 0]
+    return [ctx.emit("aten::constant_pad_nd", grads[0], pad, 0.0), None, None, None, None]
 
 
 def _var_terms(ctx):
@@ -361,6 +390,8 @@ RULES = {
     "aten::clone": _identity,
     "aten::detach": _zero,
     "aten::chunk": _chunk,
+    "aten::gather": _gather,
+    "aten::slice": _slice,
     "aten::cat": _cat,
     "aten::stack": _stack,
     "prim::ListConstruct": _construct,
