@@ -566,3 +566,29 @@ def test_grad_of_a_script_module_loss():
     np.testing.assert_allclose(gx, xt.grad.numpy(), rtol=1e-10)
     np.testing.assert_allclose(params["inner.weight"], W.grad.numpy(), rtol=1e-10)
     np.testing.assert_allclose(params["inner.bias"], b.grad.numpy(), rtol=1e-10)
+
+
+def test_script_functions_compile_once_per_signature():
+    from torchlike.autodiff import api
+    f = jit.script(looped)
+    x, w = _rng(0).standard_normal((3, 4)) * 0.5, _rng(1).standard_normal(4)
+    jit.vjp(f, x, w, 2)
+    first = dict(api._COMPILED[f])
+    _, pullback = jit.vjp(f, x * 2.0, w, 3)   # new values, same signature: no recompile
+    assert dict(api._COMPILED[f]) == first
+    gx, gw, _ = pullback(np.ones((3, 4)))
+    h, hs = x * 2.0, []
+    for _ in range(3):  # the reference, by hand: h <- tanh(h * w + x0)
+        hs.append(h)
+        h = np.tanh(h * w + x * 2.0)
+    gh, rx, rw = np.ones((3, 4)), np.zeros((3, 4)), np.zeros(4)
+    for h_prev in reversed(hs):
+        t = np.tanh(h_prev * w + x * 2.0)
+        d = gh * (1 - t * t)
+        rx += d
+        rw += (d * h_prev).sum(0)
+        gh = d * w
+    np.testing.assert_allclose(gx, rx + gh, rtol=1e-12)
+    np.testing.assert_allclose(gw, rw, rtol=1e-12)
+    jit.vjp(f, x.astype(np.float32), w.astype(np.float32), 3)  # a new signature compiles
+    assert len(api._COMPILED[f]) == len(first) + 1

@@ -15,16 +15,18 @@ name (``{"linear.weight": ...}``) after the primals' gradients.
 """
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from ..frontend.tracer import trace_graph
+from ..fuser import config
 from ..ir.graph import Graph, Value, clone_graph
 from ..ir.types import ClassType, TensorType, type_of_python_value
 from ..jit.module_graphs import attribute_path, bind_attributes, inline_methods
-from ..jit.script_function import ScriptFunction
+from ..jit.script_function import ScriptFunction, signature_of
 from ..nn.module import Module
 from ..passes import (
     eliminate_common_subexpressions,
@@ -168,6 +170,27 @@ def compile_vjp(fn: Any, *primals: Any, wrt: Optional[Sequence[int]] = None) -> 
                     n_out, info["cotangents"], is_tuple, names, params)
 
 
+# ScriptFunction -> {(signature, wrt, settings generation): Compiled}.  Only graphs are cached:
+# a traced Python function is traced again on each call (its Python control flow may differ),
+# and a module's buffers and scalar attributes are baked into its graph as constants.
+_COMPILED: "weakref.WeakKeyDictionary[ScriptFunction, Dict[Any, Compiled]]" = \
+    weakref.WeakKeyDictionary()
+
+
+def cached_compile(fn: Any, primals: Sequence[Any],
+                   wrt: Optional[Sequence[int]] = None) -> Compiled:
+    """``compile_vjp``, remembered per ScriptFunction and signature of the primals."""
+    if not isinstance(fn, ScriptFunction):
+        return compile_vjp(fn, *primals, wrt=wrt)
+    key = (signature_of(tuple(primals)), None if wrt is None else tuple(wrt),
+           config.generation)
+    per_fn = _COMPILED.setdefault(fn, {})
+    c = per_fn.get(key)
+    if c is None:
+        c = per_fn[key] = compile_vjp(fn, *primals, wrt=wrt)
+    return c
+
+
 def vjp_graphs(fn: Any, *primals: Any) -> Tuple[Graph, Graph]:
     """``(forward_graph, backward_graph)`` of ``fn`` at ``primals``: the forward returns the
     outputs then the saved values, the backward takes the differentiable outputs' cotangents
@@ -185,7 +208,7 @@ def vjp(fn: Any, *primals: Any) -> Tuple[Any, Callable]:
     output, shaped like it; None for an integer or bool output) to a tuple of gradients, one
     per primal (None for integer, bool and scalar primals), plus a dict of parameter
     gradients by name when ``fn`` is a ScriptModule."""
-    c = compile_vjp(fn, *primals)
+    c = cached_compile(fn, primals)
     return run_vjp(c, primals)
 
 
@@ -232,7 +255,7 @@ def grad(fn: Any, argnums: Union[int, Sequence[int]] = 0) -> Callable:
             if not -len(primals) <= i < len(primals):
                 raise AutodiffError(f"argnums {i} is out of range for {len(primals)} arguments")
         idx = [i % len(primals) for i in nums]
-        c = compile_vjp(fn, *primals, wrt=idx)
+        c = cached_compile(fn, primals, wrt=idx)
         out, pullback = run_vjp(c, primals)
         if c.num_outputs != 1 or c.output_tuple:
             raise AutodiffError(f"grad needs a function returning one scalar, got "
