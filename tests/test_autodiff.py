@@ -592,3 +592,20 @@ def test_script_functions_compile_once_per_signature():
     np.testing.assert_allclose(gw, rw, rtol=1e-12)
     jit.vjp(f, x.astype(np.float32), w.astype(np.float32), 3)  # a new signature compiles
     assert len(api._COMPILED[f]) == len(first) + 1
+
+
+def test_decomposed_layer_norm_backward_is_one_row_kernel():
+    """The corpus's scripted layer norm (mean, var, rsqrt, scale, shift): the cotangents of the
+    two kept-dim means are row sums, and the broadcast back is left to the kernel, so the
+    backward is one group plus the column sums of the gamma and beta gradients."""
+    from torchlike.autodiff import compile_vjp
+    fn = jit.ScriptFunction(parse_graph(graph_text("layernorm_manual", "scripted")))
+    rng = _rng(0)
+    x = rng.standard_normal((32, 64)).astype(np.float32)
+    w, b = rng.standard_normal(64).astype(np.float32), rng.standard_normal(64).astype(np.float32)
+    c = compile_vjp(fn, x, w, b)
+    out, *saved = c.forward(x, w, b)
+    bwd = c.backward.graph_for(np.ones_like(out), *saved)
+    assert len(_groups(bwd)) == 1 and not _loose_elementwise(bwd), bwd
+    assert [n.kind for n in bwd.nodes if n.kind not in ("prim::Constant",
+                                                         "prim::FusionGroup")] == ["aten::sum"] * 2

@@ -74,6 +74,13 @@ def static_shape(v: Value):
     return None
 
 
+def _broadcasts(small, shape) -> bool:
+    """Whether a tensor of shape ``small`` broadcasts to ``shape`` (no longer, dims 1 or equal)."""
+    if small is None or len(small) > len(shape):
+        return False
+    return all(a in (1, b) for a, b in zip(small, shape[len(shape) - len(small):]))
+
+
 def activity(graph: Graph, wrt: Sequence[Value]) -> Set[Value]:
     """The values that depend differentiably on ``wrt``."""
     active: Set[Value] = {v for v in wrt if differentiable(v.type)}
@@ -273,8 +280,10 @@ class Differentiator:
         infer_node(node)
         return node.output()
 
-    def fit(self, scope: Scope, g: Value, like: Value) -> Value:
-        """``g`` summed (or broadcast) to ``like``'s shape and cast to its dtype."""
+    def fit(self, scope: Scope, g: Value, like: Value, exact: bool = False) -> Value:
+        """``g`` summed to ``like``'s shape and cast to its dtype.  A cotangent that only
+        broadcasts to that shape (a reduction's, shaped like its kept dims) stays that small
+        unless ``exact``: elementwise consumers broadcast it inside their kernel."""
         lt, gt = like.type, g.type
         if not isinstance(lt, TensorType) or not isinstance(gt, TensorType):
             return g
@@ -282,16 +291,31 @@ class Differentiator:
         if ls is None or gs is None:
             size = self.emit(scope, "aten::size", [self.primal(like, scope)])
             g = self.emit(scope, "aten::sum_to_size", [g, size])
+            if exact:
+                g = self.emit(scope, "aten::expand", [g, size])
         elif gs != ls:
+            # plain sums: over the leading dims, then (kept) over the dims ``like`` has as 1 --
+            # trailing ones are row reductions the fuser joins with the work around them
             lead = len(gs) - len(ls)
-            if lead > 0 or any(a != 1 and b == 1 for a, b in zip(gs[max(lead, 0):], ls)):
-                g = self.emit(scope, "aten::sum_to_size", [g, list(ls)])
-            if static_shape(g) != ls:
+            if lead > 0:
+                g = self.emit(scope, "aten::sum", [g, list(range(lead))])
+                gs = gs[lead:]
+            off = len(ls) - len(gs)
+            ones = [i - len(gs) for i in range(len(gs)) if gs[i] != 1 and ls[i + off] == 1]
+            if ones:
+                g = self.emit(scope, "aten::sum", [g, ones, True])
+            if static_shape(g) != ls and (exact or not _broadcasts(static_shape(g), ls)):
                 g = self.emit(scope, "aten::expand", [g, list(ls)])
         ld, gd = lt.dtype, g.type.dtype if isinstance(g.type, TensorType) else None
         if ld is not None and gd is not None and ld != gd and ld in DTYPE_TO_SCALAR_TYPE_ENUM:
             g = self.emit(scope, "aten::to", [g, DTYPE_TO_SCALAR_TYPE_ENUM[ld]])
         return g
+
+    def exact(self, scope: Scope, g: Any, like: Value) -> Any:
+        """``g`` (or a list of them) at exactly ``like``'s shape."""
+        if g is None or isinstance(g, list):
+            return g
+        return self.fit(scope, g, like, exact=True)
 
     def accumulate(self, scope: Scope, v: Value, g: Any) -> None:
         if g is None or v not in self.active:
@@ -325,6 +349,8 @@ class Differentiator:
                 if op is None or op.vjp is None:
                     raise AutodiffError(f"no derivative rule for {node.describe()}: the op's "
                                         f"registry entry has no vjp")
+                if not op.is_elementwise:  # only pointwise rules take broadcastable ones
+                    gouts = [self.exact(scope, g, o) for g, o in zip(gouts, node.outputs)]
                 cots = op.vjp(RuleContext(self, scope, node), gouts)
                 for v, g in zip(node.inputs, cots):
                     self.accumulate(scope, v, g)
@@ -359,8 +385,8 @@ class Differentiator:
         for child in children:
             outside += [v for v in self._outside(child) if v not in outside]
         for child in children:
-            child.bwd_block.returns = [child.grads.get(v) or self._zeros(child, v)
-                                       for v in outside]
+            child.bwd_block.returns = [self.exact(child, child.grads[v], v) if child.grads.get(v)
+                                       is not None else self._zeros(child, v) for v in outside]
         for v in outside:
             bnode.outputs.append(Value(self.bwd.fresh_name(f"grad_{v.name}"), v.type,
                                        node=bnode))
@@ -399,7 +425,8 @@ class Differentiator:
         last = self.emit(scope, "aten::sub", [trips, 1])
         act = [i for i, p in enumerate(carried) if p in self.active]
         outside = [v for v in free_values(node) if v in self.active]
-        inits = [gouts[i] if gouts[i] is not None else self._zeros(scope, node.outputs[i])
+        inits = [self.exact(scope, gouts[i], node.outputs[i]) if gouts[i] is not None
+                 else self._zeros(scope, node.outputs[i])
                  for i in act] + [self._zeros(scope, v) for v in outside]
         bnode = Node("prim::Loop", [trips, self.const(scope, True)] + inits)
         scope.bwd_block.append(bnode)
@@ -416,11 +443,14 @@ class Differentiator:
         for i, gp in zip(act, g_params):
             self.accumulate(child, body.returns[1 + i], gp)
         self.backprop_block(child)
-        new_g = [child.grads.get(carried[i]) or self._zeros(child, carried[i]) for i in act]
+        new_g = [self.exact(child, child.grads[carried[i]], carried[i])
+                 if child.grads.get(carried[i]) is not None else self._zeros(child, carried[i])
+                 for i in act]
         new_o = []
         for v, op in zip(outside, o_params):
             g = child.grads.get(v)
-            new_o.append(op if g is None else self.emit(child, "aten::add", [op, g]))
+            new_o.append(op if g is None else self.exact(child, self.emit(
+                child, "aten::add", [op, g]), v))
         bb.returns = [self.const(child, True)] + new_g + new_o
         for v in [carried[i] for i in act] + outside:
             bnode.outputs.append(Value(self.bwd.fresh_name(f"grad_{v.name}"), v.type,
@@ -464,6 +494,8 @@ def differentiate(graph: Graph, wrt: Sequence[int]):
             g = d._zeros(d.root, v)
         elif isinstance(g, list):
             raise AutodiffError(f"cotangent of the list input %{v.name}: not supported")
+        else:
+            g = d.exact(d.root, g, v)
         results.append(g)
     d.bwd.set_outputs(results)
     graph.set_outputs(outputs + d.saved)

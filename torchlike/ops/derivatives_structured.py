@@ -62,8 +62,9 @@ def _keep(ctx, g, dims, keepdim):
 
 
 def _expand_back(ctx, g, dims, keepdim):
-    g = _keep(ctx, g, dims, keepdim)
-    return ctx.emit("aten::expand", g, _size_value(ctx, 0))
+    """A reduction's cotangent with its dims kept: it broadcasts over the reduced dims (the
+    engine expands it only where a consumer needs the exact shape)."""
+    return _keep(ctx, g, dims, keepdim)
 
 
 def _count(ctx, dims):
