@@ -23,7 +23,7 @@ import numpy as np
 
 from ..frontend.tracer import trace_graph
 from ..fuser import config
-from ..ir.graph import Graph, Value, clone_graph
+from ..ir.graph import Graph, Node, Value, clone_graph
 from ..ir.types import ClassType, TensorType, type_of_python_value
 from ..jit.module_graphs import attribute_path, bind_attributes, inline_methods
 from ..jit.script_function import ScriptFunction, signature_of
@@ -114,20 +114,35 @@ def capture(fn: Any, primals: Sequence[Any]) -> Tuple[Graph, List[str], List[Any
                         f"ScriptFunction or a ScriptModule")
 
 
-def _refine_chunks(g: Graph) -> None:
-    """``ListUnpack(chunk(x))`` outputs typed with their shapes (chunk's list type has none),
-    then the types downstream recomputed, so cotangents need no run-time shape checks."""
+def _piece_sizes(src: Node, length: int) -> Optional[List[int]]:
+    """The sizes along the split dim of the pieces of a chunk/split/split_with_sizes."""
+    arg = src.inputs[1].constant_value()
+    if src.kind == "aten::chunk" and isinstance(arg, int) and arg > 0:
+        step = -(-length // arg)
+    elif src.kind == "aten::split" and isinstance(arg, int) and arg > 0:
+        step = arg
+    elif src.kind == "aten::split_with_sizes" and isinstance(arg, list):
+        return [int(a) for a in arg]
+    else:
+        return None
+    return [min(step, length - i) for i in range(0, length, step)] if step else None
+
+
+def _refine_pieces(g: Graph) -> None:
+    """``ListUnpack(chunk(x))`` (or of ``split``) outputs typed with their shapes (the list's
+    type has none), then the types downstream recomputed, so cotangents need no run-time
+    shape checks."""
     for node in g.block.nodes:
         src = node.inputs[0].node if node.kind == "prim::ListUnpack" else None
-        x = src.inputs[0] if src is not None and src.kind == "aten::chunk" else None
+        ok = src is not None and src.kind in ("aten::chunk", "aten::split",
+                                              "aten::split_with_sizes")
+        x = src.inputs[0] if ok else None
         shape = x.type.shape if x is not None and isinstance(x.type, TensorType) else None
-        if shape is not None and None not in shape and src.inputs[1].is_constant() \
-                and src.inputs[2].is_constant():
-            chunks, dim = src.inputs[1].constant_value(), src.inputs[2].constant_value()
-            dim %= len(shape)
-            step = -(-shape[dim] // chunks)
-            sizes = [min(step, shape[dim] - i) for i in range(0, shape[dim], step)]
-            if len(sizes) == len(node.outputs):
+        if shape is not None and None not in shape and len(src.inputs) > 2 \
+                and all(v.is_constant() for v in src.inputs[1:]):
+            dim = src.inputs[2].constant_value() % len(shape)
+            sizes = _piece_sizes(src, shape[dim])
+            if sizes is not None and len(sizes) == len(node.outputs):
                 for o, size in zip(node.outputs, sizes):
                     s = list(shape)
                     s[dim] = size
@@ -154,7 +169,7 @@ def prepare(fn: Any, primals: Sequence[Any]) -> Tuple[Graph, List[str], List[Any
         g.set_outputs(list(g.outputs[0].node.inputs))
         eliminate_dead_code(g)
         is_tuple = True
-    _refine_chunks(g)
+    _refine_pieces(g)
     return g, names, params, is_tuple
 
 

@@ -283,6 +283,30 @@ def _xlogy(ctx, grads):
     return [gx, b.div(b.mul(g, x), y)]
 
 
+def _masked_fill(ctx, grads):
+    b, g, mask = _Ops(ctx), grads[0], ctx.input(1)
+    return [b.where(mask, 0.0, g), None, b.where(mask, g, 0.0)]
+
+
+def _remainder(rounding):
+    """remainder (floor) / fmod (trunc): ``other``'s cotangent is ``-g * div(self, other)``
+    rounded the same way (PyTorch's formulas)."""
+    def rule(ctx, grads):
+        b, g = _Ops(ctx), grads[0]
+        q = b.div(ctx.input(0), ctx.input(1), rounding)
+        return [g, b.neg(b.mul(g, q))]
+    return rule
+
+
+def _logit(ctx, grads):
+    b, g, x = _Ops(ctx), grads[0], ctx.input(0)
+    eps = ctx.static(1)
+    d = b.div(g, b.mul(x, b.rsub(x, 1.0)))
+    if eps is None:
+        return [d, None]
+    return [b.where(b.logical_or(b.lt(x, eps), b.gt(x, 1.0 - eps)), 0.0, d), None]
+
+
 def _dropout(ctx, grads):
     p, train = ctx.static(1), ctx.static(2)
     if not train or p == 0:
@@ -364,6 +388,13 @@ RULES = {
     "aten::logaddexp": _logaddexp,
     "aten::xlogy": _xlogy,
     "aten::dropout": _dropout,
+    "aten::masked_fill": _masked_fill,
+    "aten::remainder": _remainder("floor"),
+    "aten::fmod": _remainder("trunc"),
+    "aten::logit": _logit,
+    "aten::lgamma": _unary(lambda b, g, x, y: b.mul(g, b.digamma(x))),
+    "aten::erfinv": _unary(lambda b, g, x, y: b.mul(g, b.mul(b.exp(b.mul(y, y)),
+                                                             math.sqrt(math.pi) / 2.0))),
     "aten::nan_to_num": _nan_to_num,
     # casts: the engine casts the cotangent back to the input's dtype
     "aten::to": _identity,

@@ -310,6 +310,82 @@ def _chunk(ctx, grads):
     return [ctx.emit("aten::cat", ctx.emit("prim::ListConstruct", *pieces), dim), None, None]
 
 
+def _split(ctx, grads):
+    """split / split_with_sizes: like chunk, the pieces' cotangents concatenated."""
+    shape = _shape(ctx.node.inputs[0])
+    sizes, dim = ctx.static(1), ctx.static(2)
+    if shape is None:
+        raise UnsupportedOpError(f"no derivative for {ctx.node.describe()}: its input's "
+                                 f"shape is unknown")
+    dim %= len(shape)
+    if isinstance(sizes, int):
+        sizes = [min(sizes, shape[dim] - i) for i in range(0, shape[dim], sizes)]
+    dtype = DTYPE_TO_SCALAR_TYPE_ENUM.get(ctx.node.inputs[0].type.dtype)
+    parts = grads[0] if isinstance(grads[0], list) else []
+    pieces = []
+    for size, p in zip(sizes, parts + [None] * len(sizes)):
+        if p is None:
+            s = list(shape)
+            s[dim] = size
+            p = ctx.emit("aten::zeros", s, dtype)
+        pieces.append(p)
+    return [ctx.emit("aten::cat", ctx.emit("prim::ListConstruct", *pieces), dim), None, None]
+
+
+def _select(ctx, grads):
+    shape = _shape(ctx.node.inputs[0])
+    if shape is None:
+        raise UnsupportedOpError(f"no derivative for {ctx.node.describe()}: its input's "
+                                 f"shape is unknown")
+    dim = ctx.static(1) % len(shape)
+    i = ctx.static(2) % shape[dim]
+    g = ctx.emit("aten::unsqueeze", grads[0], dim)
+    pad = []
+    for d in reversed(range(len(shape))):
+        pad += [i, shape[dim] - 1 - i] if d == dim else [0, 0]
+    return [ctx.emit("aten::constant_pad_nd", g, pad, 0.0), None, None]
+
+
+def _tri(kind):
+    def rule(ctx, grads):
+        return [ctx.emit(kind, grads[0], ctx.static(1)), None]
+    return rule
+
+
+def _pointwise_loss(kind):
+    """mse_loss / l1_loss with reduction none (0), mean (1) or sum (2)."""
+    def rule(ctx, grads):
+        b, g = _Ops(ctx), grads[0]
+        diff = b.sub(ctx.input(0), ctx.input(1))
+        d = b.mul(diff, 2.0) if kind == "mse" else b.sgn(diff)
+        if ctx.static(2) == 1:
+            g = b.div(g, float(max(math.prod(_shape(ctx.node.inputs[0]) or (1,)), 1)))
+        gx = b.mul(g, d)
+        return [gx, b.neg(gx), None]
+    return rule
+
+
+def _glu(ctx, grads):
+    b, g = _Ops(ctx), grads[0]
+    dim = ctx.static(1)
+    first, second = (ctx.emit("aten::chunk", ctx.input(0), 2, dim),) * 2
+    a = b.__getitem__(first, 0)
+    s = b.sigmoid(b.__getitem__(second, 1))
+    ga = b.mul(g, s)
+    gb = b.mul(b.mul(ga, a), b.rsub(s, 1.0))
+    return [b.cat(ctx.emit("prim::ListConstruct", ga, gb), dim), None]
+
+
+def _baddbmm(ctx, grads):
+    b, g = _Ops(ctx), grads[0]
+    beta, alpha = ctx.static(3), ctx.static(4)
+    g1 = b.bmm(g, _mT(b, ctx.input(2)))
+    g2 = b.bmm(_mT(b, ctx.input(1)), g)
+    if alpha != 1:
+        g1, g2 = b.mul(g1, alpha), b.mul(g2, alpha)
+    return [g if beta == 1 else b.mul(g, beta), g1, g2, None, None]
+
+
 def _list_items(ctx):
     src = ctx.node.inputs[0].node
     if src is None or src.kind != "prim::ListConstruct":
@@ -391,6 +467,16 @@ RULES = {
     "aten::clone": _identity,
     "aten::detach": _zero,
     "aten::chunk": _chunk,
+    "aten::split": _split,
+    "aten::split_with_sizes": _split,
+    "aten::select": _select,
+    "aten::unflatten": _reshape_back,
+    "aten::tril": _tri("aten::tril"),
+    "aten::triu": _tri("aten::triu"),
+    "aten::mse_loss": _pointwise_loss("mse"),
+    "aten::l1_loss": _pointwise_loss("l1"),
+    "aten::glu": _glu,
+    "aten::baddbmm": _baddbmm,
     "aten::gather": _gather,
     "aten::slice": _slice,
     "aten::cat": _cat,
