@@ -629,3 +629,28 @@ def test_decomposed_layer_norm_backward_is_one_row_kernel():
     assert len(_groups(bwd)) == 1 and not _loose_elementwise(bwd), bwd
     assert [n.kind for n in bwd.nodes if n.kind not in ("prim::Constant",
                                                          "prim::FusionGroup")] == ["aten::sum"] * 2
+
+
+@needs_torch
+def test_sequential_module_parameter_gradients():
+    from torchlike import nn
+    m = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.LayerNorm(16), nn.Linear(16, 4))
+    x = _rng(0).standard_normal((5, 8))
+    for p in m.parameters():  # float64 parameters: compare to 1e-10
+        p[...] = _rng(1).standard_normal(p.shape) * 0.5
+    for name, p in list(m.named_parameters()):
+        mod, attr = m, name.split(".")
+        for a in attr[:-1]:
+            mod = getattr(mod, a)
+        setattr(mod, attr[-1], p.astype(np.float64))
+    out, pullback = jit.vjp(jit.script(m), x)
+    cot = _rng(2).standard_normal(out.shape)
+    gx, params = pullback(cot)
+    ref = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.GELU(), torch.nn.LayerNorm(16),
+                              torch.nn.Linear(16, 4)).double()
+    ref.load_state_dict({k: torch.tensor(v) for k, v in m.named_parameters()})
+    xt = torch.tensor(x, requires_grad=True)
+    ref(xt).backward(torch.tensor(cot))
+    np.testing.assert_allclose(gx, xt.grad.numpy(), rtol=1e-9, atol=1e-12)
+    for k, p in ref.named_parameters():
+        np.testing.assert_allclose(params[k], p.grad.numpy(), rtol=1e-9, atol=1e-12, err_msg=k)
