@@ -654,3 +654,42 @@ def test_sequential_module_parameter_gradients():
     np.testing.assert_allclose(gx, xt.grad.numpy(), rtol=1e-9, atol=1e-12)
     for k, p in ref.named_parameters():
         np.testing.assert_allclose(params[k], p.grad.numpy(), rtol=1e-9, atol=1e-12, err_msg=k)
+
+
+def nested(x, w, n: int, flag: bool):
+    y = x
+    if flag:
+        for _ in range(n):
+            y = tl.sin(y * w) + x
+    for i in range(n):
+        for _ in range(2):
+            y = tl.tanh(y + w * float(i))
+    return y
+
+
+@needs_torch
+@pytest.mark.parametrize("flag", [True, False])
+def test_loops_in_branches_and_loops(flag):
+    f = jit.script(nested)
+    x, w = _rng(0).standard_normal((3, 4)) * 0.5, _rng(1).standard_normal(4)
+
+    def ref(x, w):
+        y = x
+        if flag:
+            for _ in range(3):
+                y = torch.sin(y * w) + x
+        for i in range(3):
+            for _ in range(2):
+                y = torch.tanh(y + w * float(i))
+        return y
+
+    fwd, bwd = jit.vjp_graphs(f, x, w, 3, flag)  # n and flag are inputs: nothing folds
+    kinds = [n.kind for n in bwd.all_nodes()]
+    assert kinds.count("prim::If") == 1 and kinds.count("prim::Loop") >= 3, bwd
+    out, pullback = jit.vjp(f, x, w, 3, flag)
+    cot = _rng(2).standard_normal((3, 4))
+    gx, gw, gn, gflag = pullback(cot)
+    (ro,), (rx, rw) = _torch_vjp(ref, [x, w], [cot])
+    np.testing.assert_allclose(out, ro, rtol=1e-12)
+    np.testing.assert_allclose(gx, rx, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(gw, rw, rtol=1e-10, atol=1e-12)

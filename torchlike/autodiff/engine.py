@@ -22,11 +22,12 @@ AOTAutograd's min-cut partitioner also prefers on pointwise chains).
 
 Control flow: ``prim::If`` becomes an ``If`` in the backward on the saved condition; each branch
 recomputes what it needs of its forward branch from values outside the ``If`` and returns the
-cotangents of those outside values.  ``prim::Loop`` (at the top level) records each iteration's
+cotangents of those outside values.  ``prim::Loop`` records each iteration's
 loop-carried values in lists (``autodiff::append``, extra carried values of the forward loop);
 the backward is a loop over ``len(list)`` iterations in reverse that reads iteration k's values,
 recomputes the body from them, and carries the cotangents of the carried values and of the
-outside values the body reads.
+outside values the body reads.  A loop inside a branch or another loop's body is recomputed
+in the backward like everything there, and that recomputed copy records its iterations.
 """
 from __future__ import annotations
 
@@ -394,33 +395,42 @@ class Differentiator:
         for v, o in zip(outside, bnode.outputs):
             self.accumulate(scope, v, o)
 
-    def _record_iterations(self, node: Node) -> List[Value]:
-        """Make the forward loop collect each iteration's carried values in lists (extra
-        carried values); returns the loop outputs holding them."""
+    def _record_iterations(self, node: Node, graph: Graph) -> List[Value]:
+        """Make ``node`` (a loop of ``graph``) collect each iteration's carried values in lists
+        (extra carried values); returns the loop outputs holding them."""
         body = node.blocks[0]
         block = node.owning_block
         lists = []
         for p in list(body.params[1:]):
             lt = ListType(p.type)
-            empty = self.fwd.create("prim::ListConstruct", [], [lt], block=block,
-                                    index=block.nodes.index(node)).output()
+            empty = graph.create("prim::ListConstruct", [], [lt], block=block,
+                                 index=block.nodes.index(node)).output()
             lp = body.add_param(f"{p.name}_seen", lt)
-            body.returns.append(self.fwd.create("autodiff::append", [lp, p], [lt],
-                                                block=body).output())
+            body.returns.append(graph.create("autodiff::append", [lp, p], [lt],
+                                             block=body).output())
             node.inputs.append(empty)
             empty.uses.append(node)
-            out = Value(self.fwd.fresh_name(f"{p.name}_seen"), lt, node=node)
+            out = Value(graph.fresh_name(f"{p.name}_seen"), lt, node=node)
             node.outputs.append(out)
             lists.append(out)
         return lists
 
+    def _seen_lists(self, node: Node, scope: Scope) -> List[Value]:
+        """Backward values of the lists of each iteration's carried values: at the top level
+        the forward loop records them (and they are saved); in a branch or loop body, where
+        the backward recomputes the forward, its recomputed copy of the loop records them."""
+        if scope is self.root:
+            return [self.primal(v, scope) for v in self._record_iterations(node, self.fwd)]
+        copy = self.primal(node.outputs[0], scope).node
+        before = len(scope.bwd_block.nodes)
+        lists = self._record_iterations(copy, self.bwd)
+        scope.cursor += len(scope.bwd_block.nodes) - before  # the empty lists, before the copy
+        return lists
+
     def backprop_loop(self, node: Node, scope: Scope, gouts: List[Any]) -> None:
-        if scope is not self.root:
-            raise AutodiffError(f"cannot differentiate {node.describe()}: a loop nested in a "
-                                f"branch or another loop is not supported")
         body = node.blocks[0]
         carried = body.params[1:]
-        seen = [self.primal(v, scope) for v in self._record_iterations(node)]
+        seen = self._seen_lists(node, scope)
         trips = self.emit(scope, "aten::len", [seen[0]])
         last = self.emit(scope, "aten::sub", [trips, 1])
         act = [i for i, p in enumerate(carried) if p in self.active]
