@@ -1,6 +1,6 @@
-"""Fused row reductions on the CPU: softmax, log_softmax, layer norm (scripted from mean/var)
-and RMS norm, as PyTorch scripts them, at rows x row length 4096x1024, 64x65536 and 65536x64
-float32 -- before (reductions interpreted, the elementwise parts fused: ``fuse(g,
+"""Fused reductions on the CPU: softmax, log_softmax, layer norm (scripted from mean/var), RMS
+norm, logsumexp, a standardize (mean/std) and an MSE loss (a full reduction), as PyTorch
+scripts them, at row lengths 64, 1024 and 32768 over 2^22 float32 elements -- before (reductions interpreted, the elementwise parts fused: ``fuse(g,
 reductions=False)``), after (one kernel per group), torch eager and torch.compile (compiled per
 workload, ``dynamic=False``), all with 2 threads.  Median of ``--runs`` calls after a warm-up.
 
@@ -15,25 +15,34 @@ import time
 
 import numpy as np
 
-SHAPES = [(4096, 1024), (64, 65536), (65536, 64)]
+SHAPES = [(65536, 64), (4096, 1024), (128, 32768)]
 
 
 def programs(torch):
-    def softmax(x, w, b):
+    def softmax(x, y, w, b):
         return torch.softmax(x, -1)
 
-    def log_softmax(x, w, b):
+    def log_softmax(x, y, w, b):
         return torch.log_softmax(x, -1)
 
-    def layer_norm(x, w, b):
+    def layer_norm(x, y, w, b):
         mean = x.mean(-1, keepdim=True)
         var = x.var(-1, keepdim=True, unbiased=False)
         return (x - mean) / torch.sqrt(var + 1e-5) * w + b
 
-    def rms_norm(x, w, b):
+    def rms_norm(x, y, w, b):
         return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w
 
-    return [softmax, log_softmax, layer_norm, rms_norm]
+    def logsumexp(x, y, w, b):
+        return torch.logsumexp(x, -1)
+
+    def standardize(x, y, w, b):
+        return (x - x.mean(-1, keepdim=True)) / x.std(-1, keepdim=True)
+
+    def mse(x, y, w, b):
+        return ((x - y) ** 2).mean()
+
+    return [softmax, log_softmax, layer_norm, rms_norm, logsumexp, standardize, mse]
 
 
 def median_ms(fn, args, runs: int) -> float:
@@ -72,26 +81,28 @@ def main(argv=None) -> None:
         for shape in SHAPES:
             rng = np.random.default_rng(0)
             x = rng.standard_normal(shape).astype(np.float32)
+            y = rng.standard_normal(shape).astype(np.float32)
             w = rng.standard_normal(shape[-1]).astype(np.float32)
             b = rng.standard_normal(shape[-1]).astype(np.float32)
-            tx, tw, tb = (torch.from_numpy(a) for a in (x, w, b))
+            args_np = (x, y, w, b)
+            args_t = tuple(torch.from_numpy(a) for a in args_np)
             run_b = Interpreter(before, fusion_runner=run_fusion_group).run
             run_a = Interpreter(after, fusion_runner=run_fusion_group).run
-            want = fn(tx, tw, tb).numpy()
+            want = fn(*args_t).numpy()
             for run in (run_b, run_a):
-                np.testing.assert_allclose(run(x, w, b), want, rtol=1e-4, atol=1e-4)
+                np.testing.assert_allclose(run(*args_np), want, rtol=1e-4, atol=1e-4)
             jit.reset_stats()
-            t_before = median_ms(run_b, (x, w, b), args.runs)
-            t_after = median_ms(run_a, (x, w, b), args.runs)
+            t_before = median_ms(run_b, args_np, args.runs)
+            t_after = median_ms(run_a, args_np, args.runs)
             assert jit.stats()["groups_split"] == 0, jit.stats()
             with torch.no_grad():
-                t_eager = median_ms(fn, (tx, tw, tb), args.runs)
+                t_eager = median_ms(fn, args_t, args.runs)
                 if args.no_compile:
                     t_comp = float("nan")
                 else:
                     torch._dynamo.reset()
                     compiled = torch.compile(fn, dynamic=False)
-                    t_comp = median_ms(compiled, (tx, tw, tb), args.runs)
+                    t_comp = median_ms(compiled, args_t, args.runs)
             line = (f"| {fn.__name__} | {shape[0]}x{shape[1]} | {t_before:.2f} | {t_after:.2f} | "
                     f"{t_eager:.2f} | {t_comp:.2f} | {t_comp / t_after:.2f}x |")
             print(line, flush=True)

@@ -89,9 +89,8 @@ def test_explain_without_inputs_gives_decisions_but_no_kernel(capsys):
     code, out, err = cli(capsys, "explain", CORPUS / "script_if_else_chains" / "scripted.txt")
     assert code == 0, err
     assert "prim::FusionGroup_2: fused 5 ops" in out
-    assert "prim::FusionGroup_0: fused 1 op -> %6" in out  # a lone op is a group too
-    assert ("not fused: aten::mean(%4) at make_corpus.py:400:7: a reduction that does not fuse: "
-            "a full reduction (no dim)") in out
+    assert "prim::FusionGroup_0: fused 2 ops -> %6" in out  # a full mean joins its gt
+    assert "not fused: aten::Bool(%8) at make_corpus.py:400:7: not an elementwise op" in out
     assert "none generated: the code depends on dtypes and shapes" in out
 
 

@@ -138,6 +138,7 @@ def test_debug_level_2_adds_graphs_after_each_pass_and_source(caplog, tmp_path):
     lines = _debug_lines(2, caplog, tmp_path, scale=3.0)
     after = [line.split(":")[0] for line in lines if line.startswith("graph after")]
     assert after == ["graph after inline_functions", "graph after infer_types",
+                     "graph after simplify_tuples",
                      "graph after propagate_constants",
                      "graph after eliminate_common_subexpressions",
                      "graph after eliminate_dead_code", "graph after fuse"], after

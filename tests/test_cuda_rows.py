@@ -451,3 +451,32 @@ def test_workloads_of_the_cuda_bench_build():
         got = got[0] if isinstance(got, tuple) else got
         np.testing.assert_allclose(np.asarray(got, np.float64), np.asarray(ref, np.float64),
                                    rtol=1e-3, atol=1e-4, err_msg=w.name)
+
+
+@needs_gxx
+def test_reductions_the_cuda_kernels_lack_split_with_the_right_answer():
+    """Groups the CPU now fuses but the CUDA row kernels do not render -- max.dim with its
+    indices used, argmax, a full reduction's indices -- are refused by the CUDA backend and
+    run split (the reductions interpreted), with the interpreter's answers."""
+    from torchlike import jit
+    saved = fb.BACKENDS.get("cuda"), config.get_backend(), config.strict()
+    fb.register_backend("cuda", EmulatedCudaBackend)
+    config.set_backend("cuda")
+    try:
+        x = np.random.default_rng(5).standard_normal((6, 9)).astype(np.float32)
+
+        def values_and_indices(x):
+            v, i = x.mul(2.0).max(-1)
+            return v + 1.0, i
+
+        traced = jit.trace(values_and_indices, (x,))
+        jit.reset_stats()
+        v, i = traced(x)
+        np.testing.assert_allclose(v, (2 * x).max(-1) + 1, rtol=1e-6)
+        np.testing.assert_array_equal(i, (2 * x).argmax(-1))
+        assert jit.stats()["groups_split"] >= 1 and not jit.stats()["fallbacks"]
+    finally:
+        config.set_backend(saved[1])
+        fb.register_backend("cuda", saved[0]) if saved[0] else fb.BACKENDS.pop("cuda", None)
+        fb._instances.pop("cuda", None)
+        executor.clear_caches()

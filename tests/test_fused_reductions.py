@@ -194,16 +194,20 @@ def test_partition_pulls_producers_and_epilogue_in():
     assert [n.kind for n in fused.nodes] == ["prim::FusionGroup"]  # dim lists folded in
 
 
-def test_partition_leaves_other_dims_and_full_reductions_out():
-    for dim in (0, 1):  # rank unknown: a non-negative dim may not be the last
-        fused = fuse(parse_graph(reduction_graph("aten::sum", dim=dim, pre="mul")))
-        assert "aten::sum" in [n.kind for n in fused.nodes], fused
-    fused = fuse(parse_graph(reduction_graph("aten::softmax", dim=-2)))
-    assert "aten::softmax" in [n.kind for n in fused.nodes]
+def test_partition_takes_other_dims_and_full_reductions():
+    """Any constant dims fuse (the layout is decided at run time: rows, columns, or a split);
+    the reduction stays out with ``reductions=False`` and for a dtype= argument."""
+    for dim in (0, 1, -2, [0, 1]):
+        reductions_inside(fuse(parse_graph(reduction_graph("aten::sum", dim=dim, pre="mul"))))
+    reductions_inside(fuse(parse_graph(reduction_graph("aten::softmax", dim=-2))))
     fused = fuse(parse_graph(reduction_graph("aten::amax", dim=[-2, -1], pre="mul")))
     reductions_inside(fused)  # the last two dims: a row of both
     fused = fuse(parse_graph(reduction_graph("aten::sum", pre="mul")), reductions=False)
     assert "aten::sum" in [n.kind for n in fused.nodes]
+    text = reduction_graph("aten::sum", pre="mul").replace(
+        "%keep, %none)", "%keep, %dt)").replace(
+        "  %half", "  %dt : int = prim::Constant[value=7]()\n  %half")
+    assert "aten::sum" in [n.kind for n in fuse(parse_graph(text)).nodes]
 
 
 # -- each reduction, compiled, against the interpreter --------------------------------------------
@@ -355,7 +359,7 @@ MAX_DIM = """graph(%x : Tensor):
 
 def test_max_min_values_only(strict_cpu, torch):
     """``x.max(-1)[0]``: values only, fused (NaN propagates as in PyTorch); with its indices
-    used it stays out of the group."""
+    used too, both come out of the kernel (``test_reduction_accuracy`` checks them)."""
     x = data((6, 33), "float32")
     x[1, 5] = np.nan
     for kind, fn in (("aten::max", torch.max), ("aten::min", torch.min)):
@@ -367,7 +371,11 @@ def test_max_min_values_only(strict_cpu, torch):
         close(got, (tx - fn(tx, -1, keepdim=True)[0]).numpy(), "float32", kind)
         close(got, interpreted(graph, x)[0], "float32", kind)
         graph = parse_graph(MAX_DIM.format(kind=kind, keep=1, ret="%y, %i"))
-        assert kind in [n.kind for n in fuse(graph).nodes]
+        fused = fuse(graph)
+        reductions_inside(fused)
+        got = run_compiled(fused, x)
+        want = fn(tx, -1, keepdim=True)
+        np.testing.assert_array_equal(got[1], want[1].numpy())
 
 
 def test_var_std_corrections(strict_cpu, torch):

@@ -506,3 +506,42 @@ def test_torch_state_dict_gives_torch_outputs_compiled():
     tscripted = torch.jit.script(tcell)
     assert str(jit.script(cell).graph).count("prim::CallMethod") == \
         str(tscripted.graph).count("prim::CallMethod")
+
+
+def test_readme_module_tutorial_runs_as_written(tmp_path):
+    """README's "Modules" example, run as pasted (in a fresh process, in a scratch directory)."""
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    section = readme.split("## Modules: the TorchScript tutorial")[1].split("\n## ")[0]
+    code = section.split("```python\n")[1].split("```")[0]
+    script = tmp_path / "tutorial.py"
+    script.write_text(code)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert 'prim::CallMethod[name="forward"]' in done.stdout
+    assert "prim::FusionGroup" in done.stdout and "prim::Loop" in done.stdout
+    assert (tmp_path / "wrapped_rnn.tlk").exists()
+
+
+def test_compiled_containers_index_iterate_and_len():
+    seq = nn.Sequential(nn.Linear(3, 3), nn.ReLU())
+    heads = nn.ModuleDict({"a": nn.Tanh(), "b": nn.Sigmoid()})
+    for sm in (jit.script(seq), jit.trace(seq, (rand(2, 3),))):
+        assert len(sm) == 2 and sm[0] is sm.get_submodule("0") and sm[-1] is sm[1]
+        assert [m.original_name for m in sm] == ["Linear", "ReLU"]
+        x = rand(2, 3)
+        np.testing.assert_allclose(sm[0](x), seq[0](x), rtol=1e-6)
+
+    class Holder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.heads = heads
+
+        def forward(self, x):
+            return self.heads["a"](x) + self.heads["b"](x)
+
+    h = jit.script(Holder())
+    assert list(h.heads) == ["a", "b"] and h.heads["b"].original_name == "Sigmoid"
+    assert bool(h) and bool(h.heads)
+    with pytest.raises(TypeError, match="not a container"):
+        len(h)

@@ -22,7 +22,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from ..fuser.backend import ArraySpec, Backend, GroupSpec, KernelSource, Unsupported  # noqa: E402
 from ..fuser.row_plan import plan_rows  # noqa: E402
-from . import codegen, row_codegen  # noqa: E402
+from . import codegen, column_codegen, full_codegen, row_codegen  # noqa: E402
 from .compiler import compile_kernel  # noqa: E402
 
 __all__ = ["CpuBackend"]
@@ -46,6 +46,7 @@ def _fingerprint() -> str:
     names += [os.path.join("..", "fuser", "render.py"), os.path.join("..", "fuser", "kernel_spec.py"),
               os.path.join("..", "fuser", "row_reduce.py"),
               os.path.join("..", "fuser", "row_plan.py"),
+              os.path.join("..", "fuser", "column_plan.py"),
               os.path.join("..", "ops", "casting.py")]
     for name in names:
         try:
@@ -80,7 +81,7 @@ class CpuBackend(Backend):
                     return "unsupported dtype bfloat16"
         if spec.reductions:  # the row plan (row_codegen's input), or why there is no kernel
             try:
-                spec.rows = plan_rows(spec)
+                spec.rows = plan_rows(spec, layouts=("rows", "columns"))
             except Unsupported as e:
                 return e.reason
         return None
@@ -98,7 +99,10 @@ class CpuBackend(Backend):
         key = self.kernel_key(spec)
         h = self.key_hash(key)
         header = f"# torchlike-cpu-kernel v{codegen.VERSION} {h}"
-        render = codegen.render if spec.rows is None else row_codegen.render
+        plan = spec.rows
+        render = codegen.render if plan is None else \
+            column_codegen.render if plan.layout == "columns" else \
+            full_codegen.render if plan.k == len(plan.shape) else row_codegen.render
         src = render(spec, h, header)
         return KernelSource(src.name, src.source, key, src.info)
 

@@ -34,10 +34,11 @@ accumulates and computes in float32 and is rounded once, as PyTorch does.
 """
 from __future__ import annotations
 
+import math
 from typing import Dict, List, Set
 
 from ..fuser.backend import GroupSpec, KernelSource, Unsupported, ValueKind
-from ..fuser.row_reduce import RedInfo
+from ..fuser.row_reduce import NORMS, RedInfo
 from ..ir.graph import Value
 from ..ops import elementwise_base as ew
 from ..ops import registry
@@ -45,6 +46,7 @@ from . import codegen
 from .codegen import F16_HELPERS, KERNEL_DECORATOR, NumbaKernelInfo, _Renderer, arg_types
 
 _SUFFIX = {"float32": "f32", "float64": "f64"}
+EXTREMES = ("aten::amax", "aten::amin", "aten::max", "aten::min", "aten::argmax", "aten::argmin")
 _ROWS_PER_CHUNK_ELEMENTS = 16384  # a parallel chunk holds at least this many elements
 
 
@@ -159,11 +161,20 @@ class RowRenderer(_Renderer):
     def direct(self, r: RedInfo) -> bool:
         """The operand is an input read whole, already of the accumulation dtype."""
         info = self.spec.values[r.operand]
-        return (info.kind == ValueKind.ARRAY and self.plan.inputs[info.input] == "full"
+        return (r.red.kind not in NORMS and info.kind == ValueKind.ARRAY and self.plan.inputs[info.input] == "full"
                 and info.dtype == r.acc)
 
     def pass_lines(self, p: int) -> List[str]:
         """Accumulation pass ``p`` (1-based) over the row, and what it finalizes."""
+        planned = self.plan_pass(p)
+        if planned is None:
+            return []
+        loop_wanted, stores, after = planned
+        return self.emit_pass(p, loop_wanted, stores) + after
+
+    def plan_pass(self, p: int):
+        """``(operands the loop computes, (buffer, its value, reduction) stores, statements
+        after the loop)`` of pass ``p``, or None when no reduction accumulates in it."""
         spec, plan = self.spec, self.plan
         tasks = []  # (reduction, its stage)
         for r in spec.reductions:
@@ -171,7 +182,7 @@ class RowRenderer(_Renderer):
             if 1 <= stage <= r.red.passes:
                 tasks.append((r, stage))
         if not tasks:
-            return []
+            return None
         loop_wanted, stores, after = [], [], []
         for r, stage in tasks:
             q = self.red_index[r.node]
@@ -185,7 +196,7 @@ class RowRenderer(_Renderer):
                 loop_wanted.append(r.operand)
                 self.buffers[buf] = r.acc
                 if stage == 1:
-                    src = self.operand_acc
+                    src = self.operand_acc if kind not in NORMS else self.norm_term
                 elif kind in ("aten::var", "aten::std"):  # squared deviation from the mean
                     src = (lambda r=r, q=q: f"({self.operand_acc(r)} - m{q}) * "
                                             f"({self.operand_acc(r)} - m{q})")
@@ -196,8 +207,21 @@ class RowRenderer(_Renderer):
                 total = self.reduce_call("sum", r, buf, direct)
                 value = total if kind == "aten::sum" else f"{t}({total} / {t}(N))"
                 after.append(self.finish(r, value))
-            elif kind in ("aten::amax", "aten::amin", "aten::max", "aten::min"):
+            elif kind in EXTREMES and r.red.indices:  # the value, then its first index
+                after.append(f"g{q} = {self.reduce_call(kind[-3:], r, buf, direct)}")
+                i = self.spec.values[r.operand].input
+                where = f"f{i}, base" if direct else f"{buf}, 0"
+                after.append(self.finish_index(r, f"tl_rfind({where}, N, g{q})"))
+                if kind in ("aten::max", "aten::min"):
+                    after.append(self.finish(r, f"g{q}"))
+            elif kind in EXTREMES:
                 after.append(self.finish(r, self.reduce_call(kind[-3:], r, buf, direct)))
+            elif kind == "aten::prod":
+                after.append(self.finish(r, self.reduce_call("prod", r, buf, direct)))
+            elif kind in NORMS:  # of |x| (order 1, inf) or x * x (order 2)
+                fn = "max" if r.red.ord == math.inf else "sum"
+                total = self.reduce_call(fn, r, buf, direct)
+                after.append(self.finish(r, f"np.sqrt({total})" if r.red.ord == 2 else total))
             elif kind in ("aten::var", "aten::std"):
                 if stage == 1:  # the mean
                     after.append(f"m{q} = {t}({self.reduce_call('sum', r, buf, direct)} / {t}(N))")
@@ -218,6 +242,10 @@ class RowRenderer(_Renderer):
                 after.append(f"s{q} = {self.reduce_call('sum', r, buf, direct)}")
                 if kind == "aten::log_softmax":
                     after.append(f"l{q} = {_math('log', r.acc, f's{q}')}")
+        return loop_wanted, stores, after
+
+    def emit_pass(self, p: int, loop_wanted, stores) -> List[str]:
+        """The loop over the row storing each reduction's operand into its buffer."""
         lines = []
         if stores:
             body = self.element_lines(loop_wanted, p)
@@ -230,7 +258,23 @@ class RowRenderer(_Renderer):
                 if src == self.operand_acc and r.operand not in self.buffered \
                         and self.TYPE[self.spec.values[r.operand].carrier] == r.acc:
                     self.buffered[r.operand] = buf
-        return lines + after
+        return lines
+
+    def finish_index(self, r: RedInfo, value: str) -> str:
+        """The indices output of ``max``/``min`` (or ``argmax``/``argmin``'s only one)."""
+        q = self.red_index[r.node]
+        out = r.node.outputs[-1]
+        self.names[out] = self.index_name(q)
+        self.row_vars.add(out)
+        return f"i{q} = {value}"
+
+    def index_name(self, q: int) -> str:
+        return f"i{q}"
+
+    def norm_term(self, r: RedInfo) -> str:
+        """What a norm reduces: ``|x|`` (order 1 and inf) or ``x * x`` (order 2)."""
+        x = self.operand_acc(r)
+        return f"({x} * {x})" if r.red.ord == 2 else f"abs({x})"
 
     def finish(self, r: RedInfo, value: str) -> str:
         """A per-row reduction result ``r<q>``, converted to its output dtype."""
@@ -305,9 +349,10 @@ class RowRenderer(_Renderer):
         return head + [f"for c in {rng}(nch):"] + ["    " + s for s in chunk]
 
 
-def render(spec: GroupSpec, key_hash: str, header: str) -> KernelSource:
-    """The kernel module's source for a group with row reductions (see the module docstring)."""
-    r = RowRenderer(spec)
+def render(spec: GroupSpec, key_hash: str, header: str, renderer=None) -> KernelSource:
+    """The kernel module's source for a group with row reductions (see the module docstring);
+    ``renderer``: the renderer class (``column_codegen``'s for the columns layout)."""
+    r = (renderer or RowRenderer)(spec)
     loop = r.kernel_lines()
     loop = [f"{name} = {expr}" for expr, name in r.consts.items()] + loop
     if codegen.uses_err(loop):

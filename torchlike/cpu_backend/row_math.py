@@ -25,7 +25,7 @@ from numba.core import types
 from numba.extending import intrinsic
 
 __all__ = ["tl_rsum_f32", "tl_rsum_f64", "tl_rmax_f32", "tl_rmax_f64", "tl_rmin_f32",
-           "tl_rmin_f64"]
+           "tl_rmin_f64", "tl_rprod_f32", "tl_rprod_f64", "tl_rfind"]
 
 _BLOCK = 4096
 
@@ -149,3 +149,38 @@ def tl_rmin_f64(a, start, n):
     if hi > _F64_HI or lo < _F64_LO:
         return np.nan
     return _bits_f64(lo ^ ((lo >> 63) & np.int64(0x7FFFFFFFFFFFFFFF)))
+
+
+@numba.njit(cache=True, fastmath={"reassoc"}, error_model="numpy", nogil=True)
+def tl_rprod_f32(a, start, n):
+    """prod(a[start:start + n]) in float32 (reassociated like ``tl_rsum_f32``)."""
+    v = a[start:start + n]
+    s = np.float32(1.0)
+    for i in range(n):
+        s *= v[i]
+    return s
+
+
+@numba.njit(cache=True, fastmath={"reassoc"}, error_model="numpy", nogil=True)
+def tl_rprod_f64(a, start, n):
+    """prod(a[start:start + n]) in float64."""
+    v = a[start:start + n]
+    s = 1.0
+    for i in range(n):
+        s *= v[i]
+    return s
+
+
+@numba.njit(cache=True, error_model="numpy", nogil=True)
+def tl_rfind(a, start, n, v):
+    """The first ``i`` with ``a[start + i] == v`` (the first NaN when ``v`` is NaN): the index
+    PyTorch's ``max.dim``/``argmax`` return, once the extreme ``v`` is known."""
+    w = a[start:start + n]
+    if v != v:
+        for i in range(n):
+            if w[i] != w[i]:
+                return i
+    for i in range(n):
+        if w[i] == v:
+            return i
+    return 0

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -104,7 +105,6 @@ def ptxas_usage(source: str, arch: str = "sm_90") -> dict:
     ``{"registers", "stack", "spill_stores", "spill_loads", "lmem", "smem"}`` in registers and
     bytes (``lmem``: local memory; absent from ptxas's line means 0).  Raises
     CudaCompileError like ``nvcc_compile``."""
-    import re
     nvcc = shutil.which("nvcc")
     if nvcc is None:
         raise CudaCompileError("nvcc is not on PATH")

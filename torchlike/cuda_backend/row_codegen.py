@@ -76,6 +76,8 @@ def check(spec: GroupSpec) -> Optional[str]:
             return f"unsupported reduction {r.red.kind} in a CUDA row kernel"
         if r.acc not in ("float32", "float64"):
             return f"unsupported accumulation dtype {r.acc} in a CUDA row kernel"
+        if getattr(r.red, "indices", False):  # max.dim/min.dim with the indices used
+            return f"unsupported indices output of {r.red.kind} in a CUDA row kernel"
     try:
         plan = plan_rows(spec)
     except Unsupported as e:

@@ -36,12 +36,12 @@ from __future__ import annotations
 import ast
 import inspect
 import types as pytypes
-from typing import Optional
+from typing import Optional, Sequence
 
 from ..errors import ScriptError
 from ..ir.graph import Graph
 from ..ir.types import BOOL, FLOAT, INT, STR, TENSOR, ClassType, TupleType, Type
-from .script_source import FunctionSource
+from .script_source import FunctionSource, SourceFunction
 from .script_statements import FunctionScope, StatementLowering
 from .script_values import ModuleInfo, ModuleValue, ObjectRef, Seq
 
@@ -74,7 +74,8 @@ def _annotation_type(frame: FunctionSource, ann) -> Type:
                       "Tuple[...])", ann)
 
 
-def script_graph(fn, module: Optional[ModuleInfo] = None) -> Graph:
+def script_graph(fn, module: Optional[ModuleInfo] = None, lowering: type = StatementLowering,
+                 input_types: Optional[Sequence[Type]] = None) -> Graph:
     """Compile the Python function ``fn`` into a graph that keeps its control flow.
 
     Parameters are tensors unless annotated ``int``, ``float``, ``bool`` or ``Tuple[...]``; a
@@ -83,13 +84,17 @@ def script_graph(fn, module: Optional[ModuleInfo] = None) -> Graph:
     graph input ``%self`` typed with the module's class, read through ``prim::GetAttr`` and
     called through ``prim::CallMethod`` (script_modules.py).
     Raises ``ScriptError`` (quoting the line, with a caret) for anything outside the subset
-    described in this module's docstring."""
+    described in this module's docstring.
+
+    ``fn`` may also be a ``SourceFunction`` (code known only as text), compiled by
+    ``lowering`` (a ``StatementLowering`` subclass that knows its spellings) with the
+    parameters (after ``self``) typed ``input_types`` instead of by their annotations."""
     bound = None
     if inspect.ismethod(fn):
         bound, fn = fn.__self__, fn.__func__
-    if not isinstance(fn, pytypes.FunctionType):
+    if not isinstance(fn, (pytypes.FunctionType, SourceFunction)):
         raise ScriptError(f"script_graph expects a Python function, got {type(fn).__name__}")
-    em = StatementLowering()
+    em = lowering()
     frame = em.frame = em.frame_of(fn)
     fargs = frame.fdef.args
     if fargs.vararg or fargs.kwarg or fargs.kwonlyargs:
@@ -106,8 +111,12 @@ def script_graph(fn, module: Optional[ModuleInfo] = None) -> Graph:
     elif bound is not None and params:
         em.env[params[0].arg] = ObjectRef(bound)
         params = params[1:]
-    for a in params:
-        em.env[a.arg] = em.graph.add_input(a.arg, _annotation_type(frame, a.annotation))
+    if input_types is not None and len(input_types) != len(params):
+        raise frame.error(f"{len(input_types)} parameter types for {len(params)} parameters",
+                          frame.fdef)
+    for i, a in enumerate(params):
+        t = input_types[i] if input_types is not None else _annotation_type(frame, a.annotation)
+        em.env[a.arg] = em.graph.add_input(a.arg, t)
     em.inlining.append(fn.__code__)
     result = em.stmts(frame.fdef.body, FunctionScope())[0]
     if isinstance(result, Seq) and result.kind == "tuple":  # PyTorch gives it no source line

@@ -34,7 +34,7 @@ from ..ops import elementwise_base, registry
 from ..ops.python_names import OPERATORS, find_op
 from ..ops.registry import OpDef, Param
 from .calls import scalar_type
-from .script_source import FunctionSource
+from .script_source import FunctionSource, SourceFunction
 from .script_values import (
     Builtin,
     Callee,
@@ -122,6 +122,8 @@ class GraphBuilder:
 
     def frame_of(self, fn) -> FunctionSource:
         """``fn``'s parsed source (parsed once per code object)."""
+        if isinstance(fn, SourceFunction):  # code known only as text (an archive's)
+            return fn.frame
         frame = self._frames.get(fn.__code__)
         if frame is None:
             frame = self._frames[fn.__code__] = FunctionSource(fn)
@@ -286,6 +288,8 @@ class GraphBuilder:
             return Seq([self.const(o, node) for o in obj])
         if isinstance(obj, pytypes.ModuleType):
             return ModuleRef(obj)
+        if isinstance(obj, SourceFunction):
+            return PythonFunction(obj)
         if id(obj) in _BUILTINS and getattr(builtins, _BUILTINS[id(obj)]) is obj:
             return Builtin(_BUILTINS[id(obj)])
         if isinstance(obj, pytypes.BuiltinFunctionType) \

@@ -9,11 +9,11 @@ import ast
 import inspect
 import os
 import textwrap
-from typing import Any, Dict
+from typing import Any, Dict, Optional, Tuple
 
 from ..errors import ScriptError
 
-__all__ = ["FunctionSource"]
+__all__ = ["FunctionSource", "SourceFunction"]
 
 
 class FunctionSource:
@@ -54,6 +54,33 @@ class FunctionSource:
             except ValueError:
                 pass
 
+    @classmethod
+    def from_text(cls, text: str, filename: str, first_line: int, globals_: Dict[str, Any],
+                  name: str) -> "FunctionSource":
+        """The source of a function that exists only as text (a ``def`` starting at line
+        ``first_line`` of the file ``filename``), its names resolved in ``globals_``: code read
+        from an archive, compiled without ever being a Python function."""
+        self = cls.__new__(cls)
+        self.fn = None
+        self.path, self.filename = filename, os.path.basename(filename)
+        self.first = max(first_line, 1)
+        self.lines = text.splitlines(keepends=True)
+        dedented = textwrap.dedent(text)
+        self.dedented = dedented.splitlines()
+        first_text = next((ln for ln in self.lines if ln.strip()), "")
+        self.indent = len(first_text) - len(textwrap.dedent(first_text))
+        try:
+            tree = ast.parse(dedented)
+        except SyntaxError as e:
+            raise ScriptError(f"cannot parse the source of '{name}' ({filename}, line "
+                              f"{self.first + (e.lineno or 1) - 1}): {e.msg}") from None
+        if not tree.body or not isinstance(tree.body[0], ast.FunctionDef):
+            raise ScriptError(f"'{name}' ({filename}, line {self.first}) is not a def statement")
+        self.fdef = tree.body[0]
+        self.globals = globals_
+        self.closure = {}
+        return self
+
     def loc(self, node) -> tuple:
         """(line in the file, 1-based; column in the file's line, 0-based)."""
         lineno = getattr(node, "lineno", 1)
@@ -76,3 +103,21 @@ class FunctionSource:
         caret = " " * (4 + max(col - lead, 0)) + "^"
         return ScriptError(f"{message}\n  File \"{self.path}\", line {line}\n"
                            f"    {text.strip()}\n{caret}")
+
+
+class SourceFunction:
+    """A function known only by its source text (``FunctionSource.from_text``): what the
+    scripter compiles and inlines in place of a Python function object.  It answers the
+    attributes the scripter reads of one (``__name__``, ``__code__`` as the identity key of
+    its parsed source, ``__defaults__``)."""
+
+    def __init__(self, frame: FunctionSource, name: str, defaults: Tuple[Any, ...] = (),
+                 qualname: Optional[str] = None):
+        self.frame = frame
+        self.__name__ = name
+        self.__qualname__ = qualname or name
+        self.__defaults__ = tuple(defaults)
+        self.__code__ = self
+
+    def __repr__(self) -> str:
+        return f"<SourceFunction {self.__qualname__} ({self.frame.filename}:{self.frame.first})>"

@@ -39,7 +39,7 @@ from ..ops import elementwise_base as ew
 from ..ops import registry
 from ..ops.dtypes import ALL_DTYPES, Priority
 from ..ops.elementwise_base import signature_dtypes
-from .row_reduce import FLOAT_DTYPES, ROW_REDUCTIONS, RedInfo, parse_reduction, trailing
+from .row_reduce import FLOAT_DTYPES, ROW_REDUCTIONS, RedInfo, parse_reduction
 
 CONSTANT_CHUNK = "prim::ConstantChunk"
 BROADCASTING_CHUNK = "prim::BroadcastingChunk"  # chunk_motion.py's
@@ -297,21 +297,24 @@ def _reduction(node: Node, values: Dict[Value, Any]) -> RedInfo:
     if not all(-n <= d < n for d in red.dims) or \
             len({d % n for d in red.dims}) != len(red.dims):
         raise InterpretInstead()  # the interpreter raises PyTorch's error
-    k = trailing(red.dims, n)
-    if k is None:
-        raise Unsupported(f"unsupported reduction {node.kind} over dims {list(red.dims)} "
-                          f"of a {n}-d tensor (not the last dims)")
-    rows, row = info.shape[:n - k], info.shape[n - k:]
-    if node.kind in ("aten::amax", "aten::amin", "aten::max", "aten::min") and \
-            math.prod(row) == 0:
+    dims = tuple(range(n)) if red.all_dims else tuple(sorted(d % n for d in red.dims))
+    k = len(dims)
+    if (node.kind in ("aten::amax", "aten::amin", "aten::max", "aten::min", "aten::argmax",
+                      "aten::argmin") or
+            red.ord == math.inf) and math.prod(info.shape[d] for d in dims) == 0:
         raise InterpretInstead()  # PyTorch's error for an empty reduction
-    out_shape = info.shape if red.per_element else (
-        rows + (1,) * k if red.keepdim else rows)
-    values[node.outputs[0]] = ValueInfo(ValueKind.OP, info.dtype,
-                                        Priority.DIM if out_shape else Priority.ZERO_DIM,
-                                      info.dtype, out_shape)
+    kept = tuple(1 if d in dims else s for d, s in enumerate(info.shape)) if red.keepdim else \
+        tuple(s for d, s in enumerate(info.shape) if d not in dims)
+    out_shape = info.shape if red.per_element else kept
+    prio = Priority.DIM if out_shape else Priority.ZERO_DIM
+    arg_only = node.kind in ("aten::argmax", "aten::argmin")
+    values[node.outputs[0]] = ValueInfo(ValueKind.OP, "int64" if arg_only else info.dtype, prio,
+                                        "int64" if arg_only else info.dtype, out_shape)
+    if len(node.outputs) == 2:  # max.dim / min.dim: the indices
+        values[node.outputs[1]] = ValueInfo(ValueKind.OP, "int64", prio, "int64", out_shape)
     acc = "float64" if info.dtype == "float64" else "float32"
-    return RedInfo(node, red, x, k, info.shape, info.dtype, acc)
+    trail = dims == tuple(range(n - k, n))  # the row case: RedInfo.dims left () as before
+    return RedInfo(node, red, x, k, info.shape, info.dtype, acc, () if trail else dims)
 
 
 def _broadcasting_chunk(node: Node, values: Dict[Value, ValueInfo]) -> None:

@@ -33,21 +33,22 @@ that read the same tensor are then merged the same way (horizontal fusion).  Fin
 is rebuilt in key order.
 
 Reductions (``row_reduce.py`` has the details).  A *row reduction* -- ``sum``, ``mean``,
-``amax``, ``amin``, ``var``, ``std``, ``logsumexp`` over the trailing dim(s) of its input,
-``softmax``, ``log_softmax`` and values-only ``max``/``min`` over the last one -- is fusible like an elementwise op, so a
+``prod``, ``amax``, ``amin``, ``var``, ``std``, ``logsumexp``, 1/2/inf norms over constant
+dims (or every dim), ``softmax``, ``log_softmax``, ``max``/``min``/``argmax`` over one --
+is fusible like an elementwise op, so a
 group grows around it the usual way: its elementwise producers (computed per element inside
 the row's loop), the per-row arithmetic on its result (``var + eps``, ``rsqrt``), its epilogue
 (elementwise consumers broadcasting the result back over the row, ``x - mean``, ``e / sum``)
 and further reductions of the same rows (layer norm's second mean).  The CPU backend runs such
 a group as one kernel, one parallel pass per row.  Where a group is cut, and why:
 
-* a reduction over other dims (``dim=0``, a non-negative dim of an input of unknown rank,
-  since it may not be the last), over every dim (``x.sum()``), with a ``dtype=`` or with
-  non-constant dims/keepdim/correction, of a non-float input, ``max``/``min`` whose indices
-  are used, ``argmax``, ``prod``, ``norm``: not fusible, the group ends there (``decisions`` says which rule);
+* a reduction with a ``dtype=`` or with non-constant dims/keepdim/correction, of a non-float
+  input, ``argmax`` over every dim, a norm of another order than 1, 2, inf: not fusible, the group ends there (``decisions`` says which rule; docs/reductions.md
+  has the whole table);
 * at run time, when the exact inputs do not fit the row case -- a non-contiguous input, an
-  input broadcast inside a row, a per-row value that meets a per-element one without
-  ``keepdim``, reductions of different shapes in one group, a backend without reduction
+  input broadcast inside a row, reduced dims that are not one contiguous range (other
+  dims than the trailing ones run as the CPU's transposed ``columns`` layout), a per-row
+  value that meets a per-element one without ``keepdim``, reductions of different shapes in one group, a backend without reduction
   kernels (CUDA today) -- the executor *splits* the group: it runs the subgraph partitioned
   again with ``reductions=False`` (the reductions interpreted, the elementwise parts compiled as
   before), counted in ``stats()["groups_split"]``.  The answer is the interpreter's either way.

@@ -4,20 +4,27 @@ docstring for the rules; the executor then splits the group).  A backend that re
 reductions calls it from its ``check`` (the CPU backend does)."""
 from __future__ import annotations
 
-from typing import Dict, List
+from typing import Dict, List, Tuple
 
 from ..ir.graph import Value
 from .backend import ArraySpec, GroupSpec, Unsupported, ValueKind
+from .column_plan import plan_columns
 from .kernel_spec import kernel_outputs
 from .row_reduce import RowPlan, padded
 
 __all__ = ["plan_rows"]
 
 
-def plan_rows(spec: GroupSpec) -> RowPlan:
+def plan_rows(spec: GroupSpec, layouts: Tuple[str, ...] = ("rows",)) -> RowPlan:
     """The ``RowPlan`` of an analysed group with reductions, or ``Unsupported`` (module
-    docstring: the executor then splits the group)."""
+    docstring: the executor then splits the group).  ``layouts``: the plan layouts the caller
+    renders; a reduction over other dims than the trailing ones has a plan only for a caller
+    that takes ``columns`` (``column_plan``), so a backend that knows only rows refuses it."""
     reds = spec.reductions
+    if not all(r.trailing for r in reds):
+        if "columns" not in layouts:
+            raise Unsupported("unsupported reduction over dims that are not the last ones")
+        return plan_columns(spec)
     shape, k = reds[0].in_shape, reds[0].k
     if any(r.in_shape != shape or r.k != k for r in reds):
         raise Unsupported("unsupported reductions of different shapes in one group")
@@ -61,8 +68,9 @@ def plan_rows(spec: GroupSpec) -> RowPlan:
                 raise Unsupported("unsupported reduction of a value that is not per element")
             if spec.values[r.operand].shape != shape:
                 raise Unsupported("unsupported reduction of a value broadcast over the rows")
-            level[node.outputs[0]] = 2 if r.red.per_element else 1
-            avail[node.outputs[0]] = avail[r.operand] + r.red.passes
+            for out in node.outputs:  # max.dim's indices: per row, as its values
+                level[out] = 2 if r.red.per_element else 1
+                avail[out] = avail[r.operand] + r.red.passes
         elif node in by_node:
             o = by_node[node]
             refs = [v for v in list(o.operands) + list(o.attrs.values()) if isinstance(v, Value)]

@@ -4,8 +4,8 @@ backend renders them from.
 A *row reduction* reduces the trailing ``k`` dims of its input ``S`` (shape ``rows + row``):
 ``sum``/``mean``/``amax``/``amin``/``var``/``std`` (any correction)/``logsumexp`` over
 ``dim=-1`` (or ``[-2, -1]``, ...), ``softmax`` and ``log_softmax`` over ``dim=-1``, and
-``max``/``min`` over one dim when only their values are used (``x.max(-1)[0]``; the indices
-output must have no use, so it is never computed).  Each row is reduced independently, so one kernel can run one
+``max``/``min`` over one dim (their indices output computed only when used: the first
+extreme, or the first NaN, as PyTorch), ``argmax``/``argmin`` over one dim.  Each row is reduced independently, so one kernel can run one
 row at a time: pass 1 over the row computes the reduction's operand (the elementwise producers,
 per element) and accumulates; the reduced value then stays in a register for the row, where
 per-row elementwise work (``var + eps``, ``rsqrt``) and the *epilogue* -- elementwise work that
@@ -15,9 +15,11 @@ pass; softmax, log_softmax and logsumexp take two (the row max, then the sum of
 ``exp(x - max)``), var and std two (the mean, then the sum of squared deviations).
 
 ``why_not_row_reduction(node)`` is the partitioner's question (None: it may join a group): the
-op is one of ``ROW_REDUCTIONS``, its dims are constants naming the trailing dims (negative
-dims always do; non-negative ones only where the input's rank is known), ``keepdim`` is a
-constant, no ``dtype=`` argument, and the input is a float tensor (or of unknown dtype).
+op is one of ``ROW_REDUCTIONS`` (also ``prod`` and the 1/2/inf norms), its dims are constants
+(any dims: the layout -- trailing rows, the transposed ``columns`` of ``column_plan``, or a
+split -- is decided at run time; ``dim=None``/``[]`` and ``x.sum()`` reduce every dim),
+``keepdim`` is a constant, no ``dtype=`` argument, and the input is a float tensor (or of
+unknown dtype).  docs/reductions.md is the full table of what fuses and where groups are cut.
 
 ``row_plan.plan_rows(spec)`` is the executor-time check on the exact signature (``RowPlan``),
 made by the backend that renders row reductions (the CPU one, in its ``check``).  Every
@@ -41,7 +43,7 @@ from ..ir.graph import Node, Value
 from ..ir.types import TensorType
 from ..ops.tensor_common import UNKNOWN, arg, dims_list
 
-__all__ = ["ROW_REDUCTIONS", "Reduction", "parse_reduction", "why_not_row_reduction",
+__all__ = ["ROW_REDUCTIONS", "NORMS", "Reduction", "parse_reduction", "why_not_row_reduction",
            "RedInfo", "RowPlan", "is_reduction_group"]
 
 # kind -> (positions of dim, keepdim and dtype in the node's inputs; None: not an input),
@@ -51,14 +53,20 @@ ROW_REDUCTIONS: Dict[str, Tuple[Optional[int], Optional[int], Optional[int], int
     "aten::mean": (1, 2, 3, 1, False),
     "aten::amax": (1, 2, None, 1, False),
     "aten::amin": (1, 2, None, 1, False),
-    "aten::max": (1, 2, None, 1, False),        # max.dim / min.dim: values only (indices unused)
+    "aten::max": (1, 2, None, 1, False),        # max.dim / min.dim: values (and indices)
     "aten::min": (1, 2, None, 1, False),
     "aten::softmax": (1, None, 2, 2, True),
     "aten::log_softmax": (1, None, 2, 2, True),
     "aten::var": (1, 3, None, 2, False),        # correction: input 2 (two-pass variance)
     "aten::std": (1, 3, None, 2, False),
     "aten::logsumexp": (1, 2, None, 2, False),  # max-shifted, like softmax
+    "aten::prod": (1, 2, 3, 1, False),
+    "aten::argmax": (1, 2, None, 1, False),     # indices only
+    "aten::argmin": (1, 2, None, 1, False),
+    "aten::linalg_vector_norm": (2, 3, 4, 1, False),  # ord (input 1): 1, 2 or inf
+    "aten::norm": (2, 3, 4, 1, False),
 }
+NORMS = ("aten::linalg_vector_norm", "aten::norm")
 FLOAT_DTYPES = ("float16", "float32", "float64")
 
 
@@ -70,6 +78,9 @@ class Reduction:
     dims: Tuple[int, ...]
     keepdim: bool
     correction: float = 0.0  # var / std
+    all_dims: bool = False   # over every dim (``x.sum()``, ``dim=None``/``[]``): ``dims`` is ()
+    ord: float = 2.0         # norms: 1.0, 2.0 or inf
+    indices: bool = False    # max/min: the indices output is used; argmax/argmin: always
 
     @property
     def passes(self) -> int:
@@ -89,17 +100,38 @@ def parse_reduction(node: Node) -> Any:
     if node.kind in ("aten::max", "aten::min"):
         if len(node.inputs) != 3 or len(node.outputs) != 2:
             return f"{node.kind} without a dim (or of two tensors)"
-        if _used(node.outputs[1]):
-            return f"{node.kind} whose indices are used"
+        indices = _used(node.outputs[1])
+    elif node.kind in ("aten::argmax", "aten::argmin"):
+        indices = True
+        if len(node.inputs) != 3 or not isinstance(arg(node, 1, None), int):
+            return f"{node.kind} without a constant dim"
     elif len(node.outputs) != 1:
         return f"{node.kind} with {len(node.outputs)} outputs"
-    if node.kind in ("aten::sum", "aten::mean", "aten::var", "aten::std") and \
-            len(node.inputs) <= 2:
-        return "a full reduction (no dim)"
+    if node.kind not in ("aten::max", "aten::min", "aten::argmax", "aten::argmin"):
+        indices = False
+    order = 2.0
+    if node.kind in NORMS:
+        p = arg(node, 1, None)
+        order = 2.0 if p is None else p
+        if isinstance(order, bool) or not isinstance(order, (int, float)) or \
+                float(order) not in (1.0, 2.0, math.inf):
+            return f"a norm of order {order!r} (1, 2 and inf fuse)"
+        order = float(order)
+    if node.kind in ("aten::sum", "aten::mean", "aten::prod") and len(node.inputs) <= 2:
+        dtype = arg(node, 1, None)  # aten::sum(self, dtype=None): every dim, no keepdim
+        if dtype is not None:
+            return "a dtype= argument" if dtype is not UNKNOWN else "a dtype that is not a constant"
+        return Reduction(node.kind, (), False, all_dims=True)
+    if node.kind in ("aten::var", "aten::std") and len(node.inputs) == 2:
+        c = arg(node, 1, UNKNOWN)  # aten::var(self, bool unbiased)
+        if not isinstance(c, bool):
+            return "an unbiased= that is not a constant bool"
+        return Reduction(node.kind, (), False, float(c), all_dims=True)
     if len(node.inputs) > max(p for p in entry[:3] if p is not None) + 1 and \
             node.kind not in ("aten::var", "aten::std"):
         return f"{len(node.inputs)} inputs do not match the schema"
-    dim = arg(node, dim_at, None if node.kind.startswith("aten::am") else UNKNOWN)
+    dim = arg(node, dim_at, None if node.kind.startswith("aten::am") or node.kind in NORMS
+              else UNKNOWN)
     if node.kind in ("aten::max", "aten::min") and not isinstance(dim, int):
         return f"{node.kind} whose dim is not a constant int"
     keepdim = arg(node, keep_at, False) if keep_at is not None else False
@@ -120,9 +152,14 @@ def parse_reduction(node: Node) -> Any:
         dims = dims_list(dim)
     except (TypeError, ValueError):
         return "dims that are not constants"
-    if dims is None or any(d is None for d in dims):
-        return "a reduction over every dim"
-    return Reduction(node.kind, tuple(int(d) for d in dims), keepdim, correction)
+    if dims is not None and any(d is None for d in dims):
+        return "dims that are not constants"
+    if dims is None:  # dim=None or []: every dim (logsumexp(x, []) is an error in PyTorch)
+        if node.kind in ("aten::logsumexp", "aten::softmax", "aten::log_softmax"):
+            return "a reduction over no dim"
+        return Reduction(node.kind, (), keepdim, correction, all_dims=True, ord=order)
+    return Reduction(node.kind, tuple(int(d) for d in dims), keepdim, correction, ord=order,
+                     indices=indices)
 
 
 def _used(value: Value) -> bool:
@@ -166,9 +203,8 @@ def why_not_row_reduction(node: Node) -> Optional[str]:
     rank = None if t.shape is None else len(t.shape)
     if rank == 0:
         return "a 0-d input"
-    if trailing(red.dims, rank) is None:
-        return f"dims {list(red.dims)} that are not the input's last dims" + (
-            "" if rank is not None else " (rank unknown: only negative dims are)")
+    if rank is not None and not all(-rank <= d < rank for d in red.dims):
+        return f"dims {list(red.dims)} out of range for a {rank}-d input"
     return None
 
 
@@ -184,10 +220,17 @@ class RedInfo:
     node: Node
     red: Reduction
     operand: Value
-    k: int
+    k: int                     # how many dims are reduced (the trailing ones when ``trailing``)
     in_shape: Tuple[int, ...]
     out_dtype: str
     acc: str
+    dims: Tuple[int, ...] = ()  # the reduced dims, normalized and sorted; () = the last ``k``
+
+    @property
+    def trailing(self) -> bool:
+        """Whether the reduced dims are the input's last ``k`` (the ``rows`` layout)."""
+        n = len(self.in_shape)
+        return not self.dims or self.dims == tuple(range(n - self.k, n))
 
 
 @dataclass
@@ -206,6 +249,12 @@ class RowPlan:
     avail: Dict[Value, int] = field(default_factory=dict)
     passes: int = 0
     out_levels: Tuple[int, ...] = ()
+    # ``rows``: the trailing ``k`` dims are reduced (everything above).  ``columns`` (CPU only:
+    # ``plan_rows(spec, layouts=...)`` returns it only to a backend that asks for it): the
+    # reduced ``dims`` are a contiguous range ``[a, b)`` with dims after it, the shape seen as
+    # (outer, reduced, inner); ``column_plan``'s docstring has the input classes and levels.
+    layout: str = "rows"
+    dims: Tuple[int, ...] = ()
 
     @property
     def rows(self) -> Tuple[int, ...]:
@@ -225,7 +274,8 @@ class RowPlan:
 
     def key(self) -> Tuple:
         """What the generated code depends on beyond the group's structure and input layouts."""
-        return (len(self.shape), self.k, self.inputs, self.out_levels)
+        key = (len(self.shape), self.k, self.inputs, self.out_levels)
+        return key if self.layout == "rows" else key + (self.layout, self.dims)
 
 
 def padded(shape: Tuple[int, ...], n: int) -> Optional[Tuple[int, ...]]:

@@ -49,6 +49,7 @@ from .module_tracing import trace_module
 from .script_function import ScriptFunction
 from .script_module import ScriptModule
 from .serialization import SerializationError, load_function
+from .torchscript_archive import is_torchscript_archive, load_torchscript
 
 __all__ = ["ScriptFunction", "ScriptModule", "ScriptError", "SerializationError", "trace", "script", "load",
            "run", "fuse", "codegen", "stats", "reset_stats", "graph_to_code",
@@ -117,7 +118,14 @@ def load(path):
     """Read a function written by ``ScriptFunction.save`` (format: ``torchlike.jit.serialization``)
     or a module written by ``ScriptModule.save`` (``torchlike.jit.module_serialization``), in
     any process: nothing from the file is executed.  Raises ``SerializationError`` for a file
-    of another format, a damaged one, or one from a newer version."""
+    of another format, a damaged one, or one from a newer version.
+
+    A TorchScript archive written by PyTorch's ``torch.jit.save`` loads too, without PyTorch
+    (``torchlike.jit.torchscript_archive``): a module as a ``ScriptModule``, a function as a
+    ``ScriptFunction``; its pickles are read with an allowlist of globals and its code is
+    compiled by torchlike's scripter."""
+    if is_torchscript_archive(path):
+        return load_torchscript(path)
     meta = load_any(path)
     if hasattr(path, "seek"):
         path.seek(0)

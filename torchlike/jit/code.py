@@ -120,6 +120,9 @@ class _CodeWriter:
         params = []
         for i, p in enumerate(graph.inputs):
             hint = param_names[i] if param_names and i < len(param_names) else p.name
+            if i == 0 and isinstance(p.type, ClassType):  # a method's self, as PyTorch prints it
+                params.append(self.bind(p, self.fresh(hint)))
+                continue
             params.append(f"{self.bind(p, self.fresh(hint))}: {type_annotation(p.type)}")
         outs = graph.outputs
         ret = type_annotation(outs[0].type) if len(outs) == 1 else \

@@ -88,6 +88,10 @@ class ScriptModule(Module):
         fn = self._methods.get("forward")
         if fn is None:
             raise TorchlikeError(self._no_method("forward"))
+        missing = fn.input_names[1 + len(args):]
+        defaults = self.__dict__.get("_forward_defaults")
+        if missing and defaults and all(n in defaults for n in missing):
+            args = args + tuple(defaults[n] for n in missing)  # forward(x, y=None) as forward(x)
         return fn(self, *args)
 
     @property
@@ -116,6 +120,39 @@ class ScriptModule(Module):
         if fn is None:
             raise TorchlikeError(self._no_method("forward"))
         return fn.graph_for(self, *args)
+
+    # -- containers --------------------------------------------------------------------------
+    def _container_kind(self) -> Optional[str]:
+        """"list" for a compiled Sequential/ModuleList, "dict" for a ModuleDict (by class name,
+        so modules loaded from archives behave the same), else None."""
+        last = self._qualified_name.rsplit(".", 1)[-1]
+        return "list" if last in ("Sequential", "ModuleList") else \
+            "dict" if last == "ModuleDict" else None
+
+    def __getitem__(self, index):
+        """``seq[0]``, ``layers[-1]``, ``heads["q"]``: a child of a compiled container."""
+        kind = self._container_kind()
+        if kind is None:
+            raise TypeError(f"'{self.original_name}' is not a container of modules")
+        if kind == "dict" or isinstance(index, str):
+            return self._modules[index]
+        if isinstance(index, slice):
+            raise TypeError("slicing a compiled container is not supported; index it")
+        return list(self._modules.values())[index]
+
+    def __len__(self) -> int:
+        if self._container_kind() is None:
+            raise TypeError(f"'{self.original_name}' is not a container of modules")
+        return len(self._modules)
+
+    def __bool__(self) -> bool:  # a module is true, a container when it holds something
+        return self._container_kind() is None or bool(self._modules)
+
+    def __iter__(self):
+        kind = self._container_kind()
+        if kind is None:
+            raise TypeError(f"'{self.original_name}' is not a container of modules")
+        return iter(self._modules) if kind == "dict" else iter(self._modules.values())
 
     # -- specialization key --------------------------------------------------------------------
     def _specialization_key(self) -> Tuple:

@@ -98,6 +98,21 @@ defop("aten::sum", _REDUCE_SCHEMA, _sum, category="reduction", infer=_infer_sum_
 defop("aten::mean", _REDUCE_SCHEMA, _mean, category="reduction", infer=_infer_sum_mean("mean"))
 
 
+def _prod(xp, x, *args):
+    """``prod(dtype=None)`` over every dim, or ``prod(dim, keepdim=False, dtype=None)``;
+    integers and bool multiply in int64 (wrapping, as PyTorch), float16 in float32."""
+    dim, keepdim, dtype = _reduction_args(args)
+    out = dtype_arg(dtype) or ("int64" if x.dtype.kind in "biu" else str(x.dtype))
+    with np.errstate(all="ignore"):
+        r = xp.prod(x.astype(compute_dtype(out), copy=False), axis=reduce_axes(x, dim),
+                    keepdims=keepdim)
+    return xp.asarray(r).astype(out, copy=False)
+
+
+defop("aten::prod", "Tensor self, int? dim=None, bool keepdim=False, ScalarType? dtype=None",
+      _prod, category="reduction", infer=_infer_sum_mean("sum"))
+
+
 def _var_args(args) -> Tuple[Any, Any, bool]:
     """(dim, correction, keepdim) of var/std: ``(unbiased)``, ``(dim, unbiased, keepdim)`` or
     ``(dim, correction, keepdim)`` (a bool ``unbiased`` is correction 1 or 0)."""

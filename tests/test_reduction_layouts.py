@@ -1,0 +1,183 @@
+"""Reductions over dims other than the trailing ones (the ``columns`` layout, ``fuser.column_plan``)
+and over every dim (``x.sum()``: the row layout with one row), compiled in strict mode on the
+cpu backend against PyTorch and the interpreter; layouts without a kernel split with the same
+answer.  The helpers are ``test_fused_reductions``'s (every kernel ran, nothing split)."""
+import numpy as np
+import pytest
+from test_fused_reductions import (
+    close,
+    data,
+    interpreted,
+    reduction_graph,
+    reductions_inside,
+    run_compiled,
+)
+
+from torchlike import jit
+from torchlike.fuser import config, executor
+from torchlike.fuser.partition import fuse
+from torchlike.interpreter import Interpreter
+from torchlike.ir import parse_graph
+
+pytestmark = [pytest.mark.filterwarnings("ignore:.*degrees of freedom:UserWarning"),
+              pytest.mark.filterwarnings("ignore:.*torch.jit.script.*:DeprecationWarning")]
+
+
+@pytest.fixture
+def strict_cpu():
+    saved = config.get_backend(), config.strict()
+    config.set_backend("cpu")
+    config.set_strict(True)
+    yield
+    config.set_backend(saved[0])
+    config.set_strict(saved[1])
+
+
+def torch_fn(kind, dim, keepdim):
+    import torch
+    d = tuple(dim) if isinstance(dim, list) else dim
+    return {
+        "aten::sum": lambda x: torch.sum(x, d, keepdim=keepdim),
+        "aten::mean": lambda x: torch.mean(x, d, keepdim=keepdim),
+        "aten::amax": lambda x: torch.amax(x, d, keepdim=keepdim),
+        "aten::amin": lambda x: torch.amin(x, d, keepdim=keepdim),
+        "aten::var": lambda x: torch.var(x, d, keepdim=keepdim),
+        "aten::std": lambda x: torch.std(x, d, keepdim=keepdim),
+        "aten::logsumexp": lambda x: torch.logsumexp(x, d, keepdim=keepdim),
+        "aten::softmax": lambda x: torch.softmax(x, d),
+        "aten::log_softmax": lambda x: torch.log_softmax(x, d),
+    }[kind]
+
+
+KINDS = ["aten::sum", "aten::mean", "aten::amax", "aten::amin", "aten::var", "aten::std",
+         "aten::logsumexp", "aten::softmax", "aten::log_softmax"]
+# (dim as written, shape): a leading dim, a middle one, two leading ones, negative dims
+COLUMN_CASES = [(0, (37, 21)), (1, (3, 40, 9)), (-2, (5, 6, 70)), ([0, 1], (4, 9, 11)),
+                ([-3, -2], (2, 3, 5, 4)), (0, (300, 300))]  # the last one is parallel
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("kind", KINDS)
+def test_columns_against_pytorch(strict_cpu, torch, kind, dtype):
+    """Each reduction over non-trailing dims, keepdim both ways, as one kernel; with NaN,
+    +-inf in some columns (NaN propagates through amax/amin as in PyTorch)."""
+    for dim, shape in COLUMN_CASES:
+        if kind.endswith("softmax") and isinstance(dim, list):
+            continue
+        for keepdim in (True, False):
+            if kind.endswith("softmax") and not keepdim:
+                continue
+            fused = fuse(parse_graph(reduction_graph(kind, dim=dim, keepdim=keepdim)))
+            reductions_inside(fused)
+            x = data(shape, dtype, seed=len(shape))
+            if dtype != "float16":
+                flat = x.reshape(-1)
+                flat[1], flat[3], flat[-1] = np.nan, np.inf, -np.inf
+            (got,) = run_compiled(fused, x)
+            want = torch_fn(kind, dim, keepdim)(torch.from_numpy(x)).numpy()
+            close(got, want, dtype, f"{kind} dim={dim} {shape} keepdim={keepdim}")
+
+
+@pytest.mark.parametrize("post", ["sub", "exp"])
+def test_columns_with_producers_and_epilogues(strict_cpu, post):
+    """``x - x.mean(0, keepdim=True)`` and friends: producer, reduction and epilogue in one
+    kernel, against the interpreter."""
+    for kind in ("aten::mean", "aten::amax", "aten::var", "aten::logsumexp"):
+        graph = parse_graph(reduction_graph(kind, dim=-2, keepdim=True, pre="mul", post=post))
+        fused = fuse(graph)
+        reductions_inside(fused)
+        for shape in [(7, 5), (3, 33, 17), (2000, 3)]:
+            x = data(shape, "float32")
+            (got,), (want,) = run_compiled(fused, x), interpreted(graph, x)
+            close(got, want, "float32", f"{kind} {post} {shape}")
+
+
+def test_scripted_by_pytorch_other_dims_and_full(strict_cpu, torch):
+    """What PyTorch prints for statistics over the leading dims, a standardize without
+    keepdim, full reductions to 0-d, a softmax over dim 1 of a 3-d tensor, batch-norm style
+    statistics with per-channel weights."""
+    def col_standardize(x):
+        return (x - x.mean(0)) / (x.std(0) + 1e-5)
+
+    def full_sum(x):
+        return x.sum() * 2.0
+
+    def full_center(x):
+        return x - x.mean()
+
+    def full_var(x):
+        return x.var() + x.std(unbiased=False)
+
+    def mid_softmax(x):
+        return torch.softmax(x * 0.5, 1)
+
+    def channel_norm(x, w, b):
+        m = x.mean(dim=(0, 1), keepdim=True)
+        v = x.var(dim=(0, 1), keepdim=True, unbiased=False)
+        return (x - m) * torch.rsqrt(v + 1e-5) * w + b
+
+    def mse(x, y):
+        return ((x - y) ** 2).mean()
+
+    rng = np.random.default_rng(7)
+    x3 = rng.standard_normal((6, 20, 33)).astype(np.float32)
+    x2 = rng.standard_normal((64, 48)).astype(np.float32)
+    w = rng.standard_normal(33).astype(np.float32)
+    b = rng.standard_normal(33).astype(np.float32)
+    cases = [(col_standardize, (x2,)), (full_sum, (x3,)), (full_center, (x3,)),
+             (full_var, (x2,)), (mid_softmax, (x3,)), (channel_norm, (x3, w, b)),
+             (mse, (x2, x2[::-1].copy()))]
+    for fn, args in cases:
+        graph = parse_graph(str(torch.jit.script(fn).graph))
+        fused = jit.fuse(graph)
+        reductions_inside(fused)
+        assert len([n for n in fused.nodes if n.kind == "prim::FusionGroup"]) == 1, fused
+        (got,) = run_compiled(fused, *args)
+        want = fn(*(torch.from_numpy(a) for a in args)).numpy()
+        close(got, want, "float32", fn.__name__)
+
+
+def test_empty_reduced_dims_as_pytorch(strict_cpu, torch):
+    """Over an empty dim: sum 0, mean nan, a zero-size kept dim an empty result; amax raises
+    PyTorch's error (the interpreter's, naming the op)."""
+    for kind in ("aten::sum", "aten::mean"):
+        fused = fuse(parse_graph(reduction_graph(kind, dim=0, keepdim=False)))
+        for shape in [(0, 5), (4, 0), (0, 3, 2)]:
+            x = np.zeros(shape, np.float32)
+            got = Interpreter(fused, fusion_runner=executor.run_fusion_group).run(x)
+            close(got, torch_fn(kind, 0, False)(torch.from_numpy(x)).numpy(), "float32", kind)
+    fused = fuse(parse_graph(reduction_graph("aten::amax", dim=0)))
+    with pytest.raises(RuntimeError, match="amax"):
+        Interpreter(fused, fusion_runner=executor.run_fusion_group).run(np.zeros((0, 4),
+                                                                                 np.float32))
+
+
+def test_unhandled_layouts_split_with_the_same_answer(strict_cpu):
+    """Non-contiguous reduced dims (0 and 2), a transposed input: the executor splits."""
+    cases = [(reduction_graph("aten::sum", dim=[0, 2], pre="mul", post="sub"),
+              data((4, 5, 6), "float32")),
+             (reduction_graph("aten::var", dim=0, pre="mul"), data((9, 7), "float32").T)]
+    for text, x in cases:
+        graph = parse_graph(text)
+        fused = fuse(graph)
+        reductions_inside(fused)
+        executor.clear_caches()
+        jit.reset_stats()
+        got = Interpreter(fused, fusion_runner=executor.run_fusion_group).run(x)
+        s = jit.stats()
+        assert s["groups_split"] == 1 and s["fallbacks"] == {}, s
+        close(got, interpreted(graph, x)[0], "float32")
+
+
+def test_rows_only_backends_refuse_columns():
+    """``plan_rows`` gives a columns plan only to a caller that asks for it (a backend that
+    knows only the row layout gets ``Unsupported``)."""
+    from torchlike.fuser.backend import Unsupported, analyze, signature_of
+    from torchlike.fuser.row_plan import plan_rows
+    fused = fuse(parse_graph(reduction_graph("aten::sum", dim=0, pre="mul")))
+    (group,) = [n for n in fused.nodes if n.kind == "prim::FusionGroup"]
+    spec = analyze(group.attrs["Subgraph"], signature_of([data((5, 7), "float32")]))
+    with pytest.raises(Unsupported):
+        plan_rows(spec)
+    plan = plan_rows(spec, layouts=("rows", "columns"))
+    assert plan.layout == "columns" and plan.dims == (0,) and plan.k == 1
