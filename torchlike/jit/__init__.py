@@ -27,6 +27,7 @@ import inspect
 from typing import Any, Callable, Dict, List
 
 from .. import backends  # noqa: F401  (installs the fuser's backend table)
+from ..autodiff import AutodiffError, grad, vjp, vjp_graphs  # noqa: F401  (re-exported)
 from ..errors import ScriptError
 from ..frontend.script import script_graph
 from ..frontend.tracer import trace_graph
@@ -51,7 +52,8 @@ from .serialization import SerializationError, load_function
 from .torchscript_archive import is_torchscript_archive, load_torchscript
 
 __all__ = ["ScriptFunction", "ScriptModule", "ScriptError", "SerializationError", "trace", "script", "load",
-           "run", "fuse", "codegen", "stats", "reset_stats", "graph_to_code"] + list(_config_names)
+           "run", "fuse", "codegen", "stats", "reset_stats", "graph_to_code",
+           "vjp", "grad", "vjp_graphs", "AutodiffError"] + list(_config_names)
 
 
 def _param_names(fn: Callable, count: int) -> List[str]:

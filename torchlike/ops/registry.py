@@ -66,6 +66,8 @@ class OpDef:
     commutative: bool = False               # its two operands may be swapped (np.multiply(2, x))
     sees_dtypes: bool = False               # ref and callable templates get ``dtypes``: the
                                             # operands' own dtypes and the out dtype (OpDtypes)
+    vjp: Optional[Callable] = None          # derivative rule (ctx, grads) -> input cotangents
+                                            # (ops/derivatives.py; None: not differentiable)
 
     @property
     def is_elementwise(self) -> bool:
