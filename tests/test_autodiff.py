@@ -703,3 +703,18 @@ def test_loops_in_branches_and_loops(flag):
     np.testing.assert_allclose(out, ro, rtol=1e-12)
     np.testing.assert_allclose(gx, rx, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(gw, rw, rtol=1e-10, atol=1e-12)
+
+
+def test_readme_derivatives_example_runs_as_written(tmp_path):
+    """README's "Derivatives" block, run as pasted in a fresh process."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    code = readme.split("## Derivatives")[1].split("```python\n")[1].split("```")[0]
+    (tmp_path / "deriv.py").write_text(code + "\nassert gw.shape == (4,) and gx.shape == (3, 4)\n")
+    done = subprocess.run([sys.executable, "deriv.py"], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "aten::sum" in done.stdout
