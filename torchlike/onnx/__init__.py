@@ -1,0 +1,136 @@
+"""``torchlike.onnx``: write captured graphs as ONNX models, and read ONNX models as graphs
+that fuse like any other.  Needs the ``onnx`` extra (``pip install "torchlike[onnx]"``:
+``onnx``, and ``onnxruntime`` to run the files).
+
+    import numpy as np, torchlike as tl
+    from torchlike import jit, onnx as tlonnx
+
+    def f(x, y):
+        return tl.tanh(x * y + 1.0) * 0.5
+
+    x = np.random.rand(4, 5).astype(np.float32)
+    tlonnx.export(jit.trace(f, (x, x)), (x, x), "f.onnx")   # also: a function, an nn.Module
+    g = tlonnx.load("f.onnx")                               # a ScriptFunction
+    g(x, x)                                                 # fused, compiled, cached
+
+Export (``export``): the function or module is captured (traced if it is not already a
+``ScriptFunction``/``ScriptModule``), specialized on ``example_inputs`` (calls inlined,
+types and shapes inferred, constants folded, dead code removed: every value gets its dtype and
+shape), and written node by node through ``op_table.EXPORT``.  A module's parameters and
+buffers are frozen into initializers.  PyTorch's type promotion is explicit in the file
+(``Cast`` nodes and constants in the compute dtype).  ``prim::If``/``prim::Loop`` become
+``If``/``Loop`` with their blocks as subgraphs.  A fusion group is written as the ops inside it
+(its subgraph is inlined first): ONNX runtimes do their own fusion, and the ops are the
+portable form.  Shapes are the example inputs' (the graph is specialized on them).
+
+Import (``load``): only the protobuf is read, nothing in the file is executed; each node
+becomes registry ops through ``op_table.IMPORT``; the result is a ``ScriptFunction`` whose
+calls are specialized, fused and compiled as any other.  An op with no translation raises
+``UnsupportedOpError`` naming the node and its op type.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence, Tuple
+
+import numpy as np
+
+from ..ir.graph import Graph, clone_graph
+from ..ir.types import ClassType, type_of_python_value
+from ..jit import ScriptFunction, ScriptModule, trace
+from ..jit.module_graphs import freeze
+from ..nn.module import Module
+from ..passes import (
+    eliminate_common_subexpressions,
+    eliminate_dead_code,
+    infer_types,
+    inline_functions,
+    propagate_constants,
+    simplify_tuples,
+)
+from ..passes.inline_groups import inline_groups
+from .emitter import ExportError
+from .export_graph import export_model
+from .import_graph import import_model
+
+__all__ = ["export", "load", "to_model", "from_model", "prepare_graph", "ExportError",
+           "DEFAULT_OPSET"]
+
+DEFAULT_OPSET = 20   # Gelu is an ONNX op from 20; 17 (LayerNormalization) is the oldest written
+
+
+def _as_tuple(example_inputs) -> Tuple[Any, ...]:
+    if not isinstance(example_inputs, (tuple, list)):
+        example_inputs = (example_inputs,)
+    return tuple(np.asarray(a) if isinstance(a, np.generic) else a for a in example_inputs)
+
+
+def prepare_graph(fn_or_module, example_inputs) -> Tuple[Graph, list]:
+    """The graph ``export`` writes: captured, frozen (a module), specialized on the inputs.
+    Returns the graph and its input names."""
+    args = _as_tuple(example_inputs)
+    target = fn_or_module
+    if isinstance(target, Module) and not isinstance(target, ScriptModule):
+        target = trace(target, args)
+    elif isinstance(target, Graph):
+        target = ScriptFunction(target)
+    elif not isinstance(target, (ScriptFunction, ScriptModule)):
+        target = trace(target, args)
+    if isinstance(target, ScriptModule):
+        g = _without_self(freeze(clone_graph(target.graph), target))
+        names = [v.name.split(".")[0] for v in g.inputs]
+    else:
+        g = clone_graph(target.graph)
+        names = list(target.input_names)
+        if g.inputs and isinstance(g.inputs[0].type, ClassType):
+            # a method's graph, its module (or any object with the attributes) first
+            if not args:
+                raise ExportError(f"%{g.inputs[0].name} needs its object as the first input")
+            g = _without_self(freeze(g, args[0]))
+            names, args = names[1:], args[1:]
+    inline_groups(g)
+    g = inline_functions(g)
+    infer_types(g, [type_of_python_value(a) for a in args])
+    for run_pass in (simplify_tuples, propagate_constants, eliminate_common_subexpressions,
+                     eliminate_dead_code):
+        run_pass(g)
+    return g, names
+
+
+def _without_self(g: Graph) -> Graph:
+    """A frozen method's graph without its (now unused) ``%self`` input."""
+    me = g.inputs[0]
+    if me.uses:
+        raise ExportError(f"%{me.name} is still used after freezing its attributes")
+    g.block.params.remove(me)
+    return g
+
+
+def to_model(fn_or_module, example_inputs, opset: Optional[int] = None):
+    """The ``onnx.ModelProto`` that ``export`` writes."""
+    g, names = prepare_graph(fn_or_module, example_inputs)
+    return export_model(g, opset or DEFAULT_OPSET, input_names=names)
+
+
+def export(fn_or_module, example_inputs: Sequence[Any], path, opset: Optional[int] = None):
+    """Write ``fn_or_module`` (a ``ScriptFunction``, ``ScriptModule``, ``nn.Module``, a graph,
+    or a Python function, which is traced) specialized on ``example_inputs`` as an ONNX model
+    at ``path`` (opset ``opset``, default ``DEFAULT_OPSET``; 17 and up).  Returns the model."""
+    import onnx
+    model = to_model(fn_or_module, example_inputs, opset)
+    onnx.save(model, str(path) if not hasattr(path, "write") else path)
+    return model
+
+
+def from_model(model, name: Optional[str] = None) -> ScriptFunction:
+    """A ``ScriptFunction`` running the ``onnx.ModelProto`` ``model`` (see ``load``)."""
+    graph, names = import_model(model)
+    return ScriptFunction(graph, name=name or "forward", input_names=names, kind="graph")
+
+
+def load(path) -> ScriptFunction:
+    """Read the ONNX model at ``path`` (a file name or a binary file object) as a
+    ``ScriptFunction``: calling it specializes, fuses and compiles its graph as any other.
+    Only the protobuf is parsed; nothing in the file is executed."""
+    import onnx
+    model = onnx.load(path if hasattr(path, "read") else str(path))
+    return from_model(model)
