@@ -77,14 +77,16 @@ class Emitter:
         self.scopes[-1]["nodes"].append(self.helper.make_node(op_type, list(inputs), outs, **attrs))
         return outs[0] if len(outs) == 1 and isinstance(outputs, int) else outs
 
-    def constant(self, value: Any, dtype: Optional[str] = None) -> str:
-        """A tensor holding ``value`` (a Python scalar, list or array) as ``dtype``."""
+    def constant(self, value: Any, dtype: Optional[str] = None, initializer: bool = False) -> str:
+        """A tensor holding ``value`` (a Python scalar, list or array) as ``dtype``: an
+        initializer when asked (the graph's array constants: a module's parameters) or big,
+        else a ``Constant`` node of the current scope."""
         array = np.asarray(value)
         if dtype is not None and str(array.dtype) != dtype:
             with np.errstate(all="ignore"):
                 array = array.astype(dtype)
         key = (str(array.dtype), array.shape, array.tobytes())
-        if array.size >= _INITIALIZER_MIN_SIZE:
+        if array.size >= _INITIALIZER_MIN_SIZE or (initializer and array.ndim > 0):
             name = self._init_cache.get(key)
             if name is None:
                 name = self._init_cache[key] = self.fresh("init")
@@ -130,7 +132,7 @@ class Emitter:
             value = v.constant_value()
             if value is None or isinstance(value, (str, UnknownTensorValue)):
                 raise ExportError(f"constant %{v.name} ({value!r}) has no tensor form")
-            return self.constant(value, dtype)
+            return self.constant(value, dtype, initializer=isinstance(value, np.ndarray))
         name = self.names.get(v)
         if name is None or isinstance(name, list):
             producer = v.node.describe() if v.node is not None else "a block parameter"

@@ -21,6 +21,7 @@ from ..ops.dtypes import Priority, is_float
 from ..ops.elementwise_base import compute_dtype_of, scalar_signature_dtypes, signature_dtypes
 from ..ops.registry import REQUIRED, get
 from ..passes.shape_inference import operand_info_of
+from .dtypes import onnx_elem_type
 from .emitter import Emitter, ExportError
 
 INT64_MAX = np.iinfo(np.int64).max
@@ -295,7 +296,7 @@ def _log1p(em: Emitter, dt: str, n, a) -> str:
     um1 = em.emit("Sub", [u, one])
     ratio = em.emit("Div", [em.emit("Mul", [em.emit("Log", [u]), x]), um1])
     r = em.emit("Where", [em.emit("Equal", [um1, em.constant(0, dt)]), x, ratio])
-    return em.emit("Where", [em.emit("IsInf", [u], detect_negative=0), u, r])
+    return em.emit("Where", [em.emit("Equal", [u, em.constant(np.inf, dt)]), u, r])
 
 
 def _expm1(em: Emitter, dt: str, n, a) -> str:
@@ -307,7 +308,7 @@ def _expm1(em: Emitter, dt: str, n, a) -> str:
     ratio = em.emit("Div", [em.emit("Mul", [um1, x]), em.emit("Log", [u])])
     r = em.emit("Where", [em.emit("Equal", [um1, em.constant(0, dt)]), x, ratio])
     r = em.emit("Where", [em.emit("Equal", [um1, em.constant(-1, dt)]), um1, r])
-    return em.emit("Where", [em.emit("IsInf", [u], detect_negative=0), u, r])
+    return em.emit("Where", [em.emit("Equal", [u, em.constant(np.inf, dt)]), u, r])
 
 
 log1p = expansion(_log1p)
@@ -315,8 +316,21 @@ expm1 = expansion(_expm1)
 log2 = expansion(lambda em, dt, n, a: em.emit("Div", [em.emit("Log", n), em.constant(math.log(2), dt)]))
 log10 = expansion(lambda em, dt, n, a: em.emit("Div", [em.emit("Log", n), em.constant(math.log(10), dt)]))
 exp2 = expansion(lambda em, dt, n, a: em.emit("Pow", [em.constant(2, dt), n[0]]))
-isnan = expansion(lambda em, dt, n, a: em.emit("IsNaN", n) if is_float(dt)
-                  else em.emit("Not", [em.emit("Equal", [n[0], n[0]])]))
+# x != x: every dtype (ONNX Runtime has no float64 IsNaN kernel)
+isnan = expansion(lambda em, dt, n, a: em.emit("Not", [em.emit("Equal", [n[0], n[0]])]))
+
+
+def _sign(em: Emitter, dt: str, n, a) -> str:
+    """(x > 0) - (x < 0), as the registry's reference: sign(NaN) is 0 (ONNX's Sign gives NaN)."""
+    if dt == "bool" or not is_float(dt):
+        return n[0] if dt == "bool" else em.emit("Sign", n)
+    zero = em.constant(0, dt)
+    pos = em.emit("Cast", [em.emit("Greater", [n[0], zero])], to=onnx_elem_type(dt))
+    neg = em.emit("Cast", [em.emit("Less", [n[0], zero])], to=onnx_elem_type(dt))
+    return em.emit("Sub", [pos, neg])
+
+
+sign = expansion(_sign)
 
 
 def _addc(onnx_op: str):

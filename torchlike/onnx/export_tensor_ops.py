@@ -89,7 +89,7 @@ def matmul(em: Emitter, node: Node) -> None:
 def _transposed(em: Emitter, v: Value, dt: str) -> str:
     """``v.T`` (2-D): a constant is transposed here, once, as an initializer."""
     if v.is_constant() and isinstance(v.constant_value(), np.ndarray):
-        return em.constant(np.ascontiguousarray(v.constant_value().T), dt)
+        return em.constant(np.ascontiguousarray(v.constant_value().T), dt, initializer=True)
     return em.emit("Transpose", [em.tensor(v, dt)], perm=[1, 0])
 
 

@@ -119,6 +119,15 @@ def hardsigmoid(imp: Importer) -> List[Value]:
     return imp.op("aten::clamp", [y, 0.0, 1.0], types=[imp.typed()])
 
 
+def sign(imp: Importer) -> List[Value]:
+    """ONNX's Sign keeps NaN (PyTorch's gives 0 there)."""
+    x = imp.input(0)
+    s = imp.op("aten::sign", [x], types=[imp.typed()])
+    if not is_float(imp.dtype(x)):
+        return s
+    return imp.op("aten::where", [imp.op("aten::isnan", [x])[0], x, s[0]], types=[imp.typed()])
+
+
 def softplus(imp: Importer) -> List[Value]:
     # PyTorch's threshold (20): above it log(1 + exp(x)) is x to within 2e-9
     return imp.op("aten::softplus", [imp.input(0), 1, 20], types=[imp.typed()])
