@@ -333,6 +333,30 @@ def test_import_if_and_loop():
         assert_same(fn(x, n), run_ort(model, [x, n]), "import vs ONNX Runtime")
 
 
+def test_import_symbolic_batch_and_layer_norm():
+    """A batch dim named "N": one imported function serves every batch size; Reshape's 0
+    copies the input's dim; LayerNormalization over one and over two axes (written as its row
+    reductions, which fuse)."""
+    gamma = RNG.standard_normal((4, 6)).astype(np.float32)
+    inits = [numpy_helper.from_array(gamma, "gamma"),
+             numpy_helper.from_array(gamma[0], "g1"),
+             numpy_helper.from_array(np.array([0, 24], np.int64), "flat"),
+             numpy_helper.from_array(np.array([0, 4, 6], np.int64), "back")]
+    nodes = [oh.make_node("Gelu", ["x"], ["g"], approximate="tanh"),
+             oh.make_node("LayerNormalization", ["g", "gamma"], ["ln2"], axis=-2, epsilon=1e-3),
+             oh.make_node("LayerNormalization", ["x", "g1"], ["ln1"]),
+             oh.make_node("Reshape", ["ln2", "flat"], ["r"]),
+             oh.make_node("Reshape", ["r", "back"], ["y"]),
+             oh.make_node("Softmax", ["y"], ["sm"], axis=1)]
+    shape = ["N", 4, 6]
+    model = _model(nodes, [_vi("x", TP.FLOAT, shape)],
+                   [_vi("sm", TP.FLOAT, shape), _vi("ln1", TP.FLOAT, shape)], inits)
+    fn = tlonnx.from_model(model)
+    for n in (1, 7):
+        x = RNG.standard_normal((n, 4, 6)).astype(np.float32)
+        assert_same(fn(x), run_ort(model, [x]), f"import vs ONNX Runtime, N={n}")
+
+
 def test_import_refuses_unknown_ops_naming_them():
     nodes = [oh.make_node("Det", ["x"], ["d"], name="the_det")]
     model = _model(nodes, [_vi("x", TP.FLOAT, [3, 3])], [_vi("d", TP.FLOAT, [])])

@@ -224,9 +224,15 @@ def layer_norm(imp: Importer) -> List[Value]:
     axis = int(a.get("axis", -1))
     if shape is None or any(d is None for d in shape[axis:]):
         raise imp.fail("the normalized dims of its input must be known")
-    normalized = [int(d) for d in shape[axis:]]
-    return imp.op("aten::layer_norm", [x, normalized, scale, bias,
-                                       float(a.get("epsilon", 1e-5)), True], types=[imp.typed()])
+    # Written as its row reductions, which fuse (aten::layer_norm is interpreted):
+    # (x - mean) * rsqrt(var + eps) * scale + bias, the biased variance, as PyTorch's.
+    dims = list(range(axis % len(shape), len(shape)))
+    mean = imp.op("aten::mean", [x, dims, True, None])[0]
+    var = imp.op("aten::var", [x, dims, 0, True])[0]
+    inv = imp.op("aten::rsqrt", [imp.op("aten::add", [var, float(a.get("epsilon", 1e-5)), 1])[0]])[0]
+    y = imp.op("aten::mul", [imp.op("aten::sub", [x, mean, 1])[0], inv])[0]
+    y = imp.op("aten::mul", [y, scale], types=[imp.typed()])[0]
+    return [y] if bias is None else imp.op("aten::add", [y, bias, 1], types=[imp.typed()])
 
 
 def matmul(imp: Importer) -> List[Value]:
@@ -299,7 +305,12 @@ def split(imp: Importer) -> List[Value]:
         n = shape[axis]
         step = -(-n // n_out) if "num_outputs" in a else n // n_out
         sizes = [min(step, n - s) for s in range(0, n, step)][:n_out]
-    lst = imp.op("aten::split_with_sizes", [x, [int(s) for s in sizes], axis])[0]
+    shape = imp.shape(x)
+    n = shape[axis] if shape is not None else None
+    if len(set(sizes)) == 1 and n is not None and sum(sizes) == n:  # chunk: fuses as indexing
+        lst = imp.op("aten::chunk", [x, len(sizes), axis])[0]
+    else:
+        lst = imp.op("aten::split_with_sizes", [x, [int(s) for s in sizes], axis])[0]
     return imp.op("prim::ListUnpack", [lst], n_out,
                   types=[imp.typed(k) for k in range(n_out)])
 
