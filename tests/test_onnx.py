@@ -136,6 +136,27 @@ def test_rank3_linear_and_gelu_tanh():
     round_trip(m, (x,), 17)
 
 
+def test_fused_graph_exports_the_ops_inside_its_groups():
+    def f(x, y):
+        return tl.tanh(x * y + 1.0) * 0.5 - tl.sigmoid(y)
+
+    x = RNG.standard_normal((4, 5)).astype(np.float32)
+    fused = jit.trace(f, (x, x)).graph_for(x, x)
+    assert "prim::FusionGroup" in str(fused)
+    model = round_trip(jit.ScriptFunction(fused), (x, x))
+    assert {n.op_type for n in model.graph.node} >= {"Mul", "Add", "Tanh", "Sigmoid", "Sub"}
+    round_trip(f, (x, x))                        # a plain function is traced
+    gates = RNG.standard_normal((8, 64)).astype(np.float32)
+    c = RNG.standard_normal((8, 16)).astype(np.float32)
+    bias = RNG.standard_normal(64).astype(np.float32)
+    cell = jit.trace(lambda g, b, c: lstm_tail(g + b, c, c, c[0], c[1])[:2], (gates, bias, c))
+    fused = cell.graph_for(gates, bias, c)
+    assert "prim::BroadcastingChunk" in str(fused)
+    round_trip(jit.ScriptFunction(fused), (gates, bias, c))
+    with pytest.raises(ValueError, match="opset 13"):
+        tlonnx.to_model(f, (x, x), opset=13)
+
+
 # -- control flow -------------------------------------------------------------------------------------
 
 @jit.script

@@ -34,8 +34,9 @@ from typing import Any, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..ir.graph import Graph, clone_graph
-from ..ir.types import ClassType, type_of_python_value
+from ..ir.attributes import SUBGRAPH_ATTR
+from ..ir.graph import Graph, Value, clone_graph
+from ..ir.types import TENSOR, ClassType, ListType, type_of_python_value
 from ..jit import ScriptFunction, ScriptModule, trace
 from ..jit.module_graphs import freeze
 from ..nn.module import Module
@@ -47,15 +48,18 @@ from ..passes import (
     propagate_constants,
     simplify_tuples,
 )
+from ..passes.inline_functions import inline_call
 from ..passes.inline_groups import inline_groups
+from ..passes.utils import replace_all_uses
 from .emitter import ExportError
 from .export_graph import export_model
 from .import_graph import import_model
 
 __all__ = ["export", "load", "to_model", "from_model", "prepare_graph", "ExportError",
-           "DEFAULT_OPSET"]
+           "DEFAULT_OPSET", "MIN_OPSET"]
 
-DEFAULT_OPSET = 20   # Gelu is an ONNX op from 20; 17 (LayerNormalization) is the oldest written
+DEFAULT_OPSET = 20   # Gelu is an ONNX op from 20 (below, its erf/tanh expansion is written)
+MIN_OPSET = 17       # LayerNormalization is an ONNX op from 17
 
 
 def _as_tuple(example_inputs) -> Tuple[Any, ...]:
@@ -88,12 +92,51 @@ def prepare_graph(fn_or_module, example_inputs) -> Tuple[Graph, list]:
             g = _without_self(freeze(g, args[0]))
             names, args = names[1:], args[1:]
     inline_groups(g)
+    _inline_fusion_groups(g)
     g = inline_functions(g)
     infer_types(g, [type_of_python_value(a) for a in args])
     for run_pass in (simplify_tuples, propagate_constants, eliminate_common_subexpressions,
                      eliminate_dead_code):
         run_pass(g)
     return g, names
+
+
+def _inline_fusion_groups(g: Graph) -> None:
+    """Replace each ``prim::FusionGroup`` (a graph that ``graph_for`` returned) by the ops of
+    its subgraph: the file holds the ops, and ONNX runtimes fuse as they do."""
+    for node in list(g.all_nodes()):
+        if node.kind == "prim::FusionGroup" and SUBGRAPH_ATTR in node.attrs:
+            sub = node.attrs[SUBGRAPH_ATTR]
+            if not inline_call(g, node, sub, list(node.inputs)):
+                raise ExportError(f"{node.describe()}: its subgraph does not match its inputs "
+                                  f"and outputs")
+    for node in list(g.all_nodes()):
+        if node.kind in ("prim::ConstantChunk", "prim::BroadcastingChunk"):
+            _as_aten_chunks(g, node)
+
+
+def _as_aten_chunks(g: Graph, node) -> None:
+    """A fusion group's ``prim::(Broadcasting|Constant)Chunk[chunks, dim](x...)`` as what it
+    stands for: each input (broadcast to their common shape) ``aten::chunk``ed, unpacked."""
+    chunks, dim = int(node.attrs["chunks"]), int(node.attrs["dim"])
+    shapes = [getattr(v.type, "shape", None) for v in node.inputs]
+    if any(s is None or None in s for s in shapes):
+        raise ExportError(f"{node.describe()}: the shapes of its inputs are not known")
+    common = [int(d) for d in np.broadcast_shapes(*map(tuple, shapes))]
+    block, outs = node.owning_block, list(node.outputs)
+
+    def before(kind, inputs, types):  # a node just before ``node`` (constants: block start)
+        args = [x if isinstance(x, Value) else g.insert_constant(x, block=block) for x in inputs]
+        return g.create(kind, args, types, block=block, index=block.nodes.index(node))
+
+    for k, (v, shape) in enumerate(zip(node.inputs, shapes)):
+        if list(shape) != common:
+            v = before("aten::expand", [v, common, False], [TENSOR]).output()
+        lst = before("aten::chunk", [v, chunks, dim], [ListType(TENSOR)]).output()
+        unpack = before("prim::ListUnpack", [lst], [TENSOR] * chunks)
+        for old, new in zip(outs[k * chunks:(k + 1) * chunks], unpack.outputs):
+            replace_all_uses(old, new, g)
+    block.remove(node)
 
 
 def _without_self(g: Graph) -> Graph:
@@ -107,8 +150,14 @@ def _without_self(g: Graph) -> Graph:
 
 def to_model(fn_or_module, example_inputs, opset: Optional[int] = None):
     """The ``onnx.ModelProto`` that ``export`` writes."""
+    import onnx
+    opset = opset or DEFAULT_OPSET
+    newest = onnx.defs.onnx_opset_version()
+    if not MIN_OPSET <= opset <= newest:
+        raise ValueError(f"opset {opset}: torchlike writes opsets {MIN_OPSET} to {newest} "
+                         f"(the newest this onnx package knows)")
     g, names = prepare_graph(fn_or_module, example_inputs)
-    return export_model(g, opset or DEFAULT_OPSET, input_names=names)
+    return export_model(g, opset, input_names=names)
 
 
 def export(fn_or_module, example_inputs: Sequence[Any], path, opset: Optional[int] = None):

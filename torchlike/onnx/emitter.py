@@ -105,7 +105,12 @@ class Emitter:
     def cast(self, name: str, src: Optional[str], dst: Optional[str]) -> str:
         if dst is None or src == dst:
             return name
-        return self.emit("Cast", [name], to=onnx_elem_type(dst))
+        key = ("cast", name, dst)  # one Cast per value and dtype, visible in inner scopes
+        for scope in reversed(self.scopes):
+            if key in scope["consts"]:
+                return scope["consts"][key]
+        out = self.scopes[-1]["consts"][key] = self.emit("Cast", [name], to=onnx_elem_type(dst))
+        return out
 
     def dtype(self, v: Value) -> Optional[str]:
         if v.is_constant():
