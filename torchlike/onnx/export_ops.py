@@ -277,7 +277,10 @@ def cast(em: Emitter, node: Node) -> None:
     out = em.dtype(node.outputs[0])
     if out is None:
         raise ExportError("its output dtype is unknown")
-    em.bind(node.outputs[0], em.tensor(src, out))
+    name = em.tensor(src, out)
+    if node.kind in ("aten::Int", "aten::Float", "aten::Bool") and em.shape(src) not in ((), None):
+        name = em.emit("Reshape", [name, em.constant(np.zeros(0, np.int64))])  # a scalar: 0-d
+    em.bind(node.outputs[0], name)
 
 
 def same(em: Emitter, node: Node) -> None:
