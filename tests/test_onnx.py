@@ -251,6 +251,37 @@ def test_float64_math():
     round_trip(jit.trace(activations64, (x,)), (x,))
 
 
+def more_ops(x, y, a, b):
+    return (tl.div(x, y, rounding_mode="floor"), tl.div(x, y, rounding_mode="trunc"),
+            tl.div(a, b, rounding_mode="trunc"), tl.div(a, b, rounding_mode="floor"),
+            tl.remainder(x, y), tl.floor_divide(x, y), tl.rsub(x, y, alpha=2), x - 3 * y,
+            tl.add(x, y, alpha=0.5), tl.addcdiv(x, x, y + 5, value=0.25),
+            tl.addcmul(x, y, x, value=-1.5), tl.masked_fill(x, a > 0, 7.0),
+            tl.zeros_like(a), tl.ones_like(x), tl.full_like(a, 3), tl.hardtanh(x, -0.3, 0.2),
+            tl.threshold(x, 0.1, -2.0), tl.log2(tl.abs(x) + 1), tl.log10(tl.abs(x) + 1),
+            tl.exp2(x), tl.bitwise_and(a, b), a | b, a ^ b, tl.bitwise_not(a),
+            tl.elu(x, 1.0, 2.0, 0.5), tl.clamp(x, y, y + 1), tl.eq(a, b), tl.ne(x, y),
+            tl.logical_xor(a, x), tl.round(x, decimals=2), a.sum(), (x > 0).sum(0),
+            x.to(tl.bool), a.type_as(x))
+
+
+def test_more_ops():
+    x = (RNG.standard_normal((3, 5)) * 4).astype(np.float32)
+    y = (RNG.standard_normal((3, 5)) * 2).astype(np.float32)
+    a = RNG.integers(-50, 50, (3, 5)).astype(np.int64)
+    b = RNG.integers(1, 9, (3, 5)).astype(np.int64) * np.where(RNG.random((3, 5)) > 0.5, 1, -1)
+    round_trip(jit.trace(more_ops, (x, y, a, b)), (x, y, a, b))
+
+
+def test_op_table_names_registry_ops():
+    from torchlike.onnx.op_table import EXPORT, IMPORT, POINTWISE
+    from torchlike.ops.registry import lookup
+    assert [k for k in EXPORT if k.startswith("aten::") and lookup(k) is None] == []
+    assert [k for k in POINTWISE if lookup(k) is None] == []
+    schemas = {s.name for s in onnx.defs.get_all_schemas()}
+    assert [k for k in IMPORT if k not in schemas] == []
+
+
 def shapes(x, w):
     a, b = tl.chunk(x, 2, 1)
     parts = tl.split(x, 3, 1)
