@@ -129,6 +129,36 @@ def test_mlp_module(form, opset, tmp_path):
     assert_same(tlonnx.load(path)(x), m(x), "loaded file vs module")
 
 
+@jit.script
+def dynamic_head(x):
+    y = tl.tanh(x).view([x.shape[0], -1, 2])
+    return tl.softmax(y, 2) + y[:, :1].expand([-1, 4, 2]), x.flatten(1).sum(1)
+
+
+def test_dynamic_batch_axis():
+    """A symbolic batch dim: the file serves every batch size in ONNX Runtime, and so does its
+    import; a scripted view(x.size(0), -1) and expand(-1, ...) read the batch at run time
+    (Shape -> Gather -> Concat -> Reshape in the file, followed symbolically on import)."""
+    m = MLP()
+    x = RNG.standard_normal((5, 8)).astype(np.float32)
+    for fn in (m, dynamic_head):
+        model = tlonnx.to_model(fn, (x,), dynamic_axes={"x": {0: "batch"}})
+        onnx.checker.check_model(model, full_check=True)
+        dim = model.graph.input[0].type.tensor_type.shape.dim
+        assert (dim[0].dim_param, dim[1].dim_value) == ("batch", 8)
+        imported = tlonnx.from_model(model)
+        for n in (1, 5, 11):
+            xn = RNG.standard_normal((n, 8)).astype(np.float32)
+            theirs = run_ort(model, [xn])
+            assert_same(theirs, fn(xn), f"ONNX Runtime vs torchlike, batch {n}")
+            assert_same(imported(xn), theirs, f"imported vs ONNX Runtime, batch {n}")
+    g = parse_graph("graph(%x : Float(*, 6)):\n  %1 : Tensor = aten::tanh(%x)\n  return (%1)")
+    declared = tlonnx.to_model(jit.ScriptFunction(g), (x[:, :6].copy(),))
+    assert declared.graph.input[0].type.tensor_type.shape.dim[0].dim_param == "x_0"
+    with pytest.raises(ValueError, match="dynamic_axes names no input"):
+        tlonnx.to_model(m, (x,), dynamic_axes={"y": [0]})
+
+
 def test_rank3_linear_and_gelu_tanh():
     m = nn.Sequential(nn.Linear(6, 10), nn.GELU(approximate="tanh"), nn.Linear(10, 3, bias=False))
     x = RNG.standard_normal((2, 4, 6)).astype(np.float32)

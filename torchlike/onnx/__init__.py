@@ -30,13 +30,13 @@ calls are specialized, fused and compiled as any other.  An op with no translati
 """
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from ..ir.attributes import SUBGRAPH_ATTR
 from ..ir.graph import Graph, Value, clone_graph
-from ..ir.types import TENSOR, ClassType, ListType, type_of_python_value
+from ..ir.types import TENSOR, ClassType, ListType, TensorType, type_of_python_value
 from ..jit import ScriptFunction, ScriptModule, trace
 from ..jit.module_graphs import freeze
 from ..nn.module import Module
@@ -68,9 +68,11 @@ def _as_tuple(example_inputs) -> Tuple[Any, ...]:
     return tuple(np.asarray(a) if isinstance(a, np.generic) else a for a in example_inputs)
 
 
-def prepare_graph(fn_or_module, example_inputs) -> Tuple[Graph, list]:
-    """The graph ``export`` writes: captured, frozen (a module), specialized on the inputs.
-    Returns the graph and its input names."""
+def prepare_graph(fn_or_module, example_inputs, dynamic_axes=None
+                  ) -> Tuple[Graph, list, List[Dict[int, str]]]:
+    """The graph ``export`` writes: captured, frozen (a module), specialized on the inputs
+    (their dims, but for the dynamic ones: ``export``).  Returns the graph, its input names
+    and each input's symbolic dims (index -> name)."""
     args = _as_tuple(example_inputs)
     target = fn_or_module
     if isinstance(target, Module) and not isinstance(target, ScriptModule):
@@ -91,14 +93,43 @@ def prepare_graph(fn_or_module, example_inputs) -> Tuple[Graph, list]:
                 raise ExportError(f"%{g.inputs[0].name} needs its object as the first input")
             g = _without_self(freeze(g, args[0]))
             names, args = names[1:], args[1:]
+    types, symbolic = _input_types(g, args, names, dynamic_axes or {})
     inline_groups(g)
     _inline_fusion_groups(g)
     g = inline_functions(g)
-    infer_types(g, [type_of_python_value(a) for a in args])
+    infer_types(g, types)
     for run_pass in (simplify_tuples, propagate_constants, eliminate_common_subexpressions,
                      eliminate_dead_code):
         run_pass(g)
-    return g, names
+    return g, names, symbolic
+
+
+def _input_types(g: Graph, args, names, dynamic_axes) -> Tuple[list, List[Dict[int, str]]]:
+    """The example inputs' types, with the dims the graph declares unknown (``Float(*, 3)``)
+    and those ``dynamic_axes`` names (by input name or index: a list of dims, or a dict of
+    dim -> symbol) left unknown; and each input's symbolic dims."""
+    unknown = set(dynamic_axes) - set(names) - set(range(len(names)))
+    if unknown:
+        raise ValueError(f"dynamic_axes names no input {sorted(map(str, unknown))}; the inputs "
+                         f"are {names}")
+    types, symbolic = [], []
+    for k, (v, a) in enumerate(zip(g.inputs, args)):
+        t = type_of_python_value(a)
+        dyn: Dict[int, str] = {}
+        if isinstance(t, TensorType):
+            declared = v.type
+            if isinstance(declared, TensorType) and declared.rank == t.rank and declared.shape:
+                dyn.update({d: f"{names[k]}_{d}" for d, n in enumerate(declared.shape) if n is None})
+            spec = dynamic_axes.get(names[k], dynamic_axes.get(k))
+            if spec is not None:
+                spec = spec if isinstance(spec, dict) else {d: f"{names[k]}_{d}" for d in spec}
+                dyn.update({int(d) % max(t.rank, 1): str(n) for d, n in spec.items()})
+            if dyn:
+                t = t.with_(shape=tuple(None if d in dyn else n for d, n in enumerate(t.shape)),
+                            strides=None)
+        types.append(t)
+        symbolic.append(dyn)
+    return types, symbolic
 
 
 def _inline_fusion_groups(g: Graph) -> None:
@@ -148,7 +179,7 @@ def _without_self(g: Graph) -> Graph:
     return g
 
 
-def to_model(fn_or_module, example_inputs, opset: Optional[int] = None):
+def to_model(fn_or_module, example_inputs, opset: Optional[int] = None, dynamic_axes=None):
     """The ``onnx.ModelProto`` that ``export`` writes."""
     import onnx
     opset = opset or DEFAULT_OPSET
@@ -156,16 +187,23 @@ def to_model(fn_or_module, example_inputs, opset: Optional[int] = None):
     if not MIN_OPSET <= opset <= newest:
         raise ValueError(f"opset {opset}: torchlike writes opsets {MIN_OPSET} to {newest} "
                          f"(the newest this onnx package knows)")
-    g, names = prepare_graph(fn_or_module, example_inputs)
-    return export_model(g, opset, input_names=names)
+    g, names, symbolic = prepare_graph(fn_or_module, example_inputs, dynamic_axes)
+    return export_model(g, opset, input_names=names, symbolic_dims=symbolic)
 
 
-def export(fn_or_module, example_inputs: Sequence[Any], path, opset: Optional[int] = None):
+def export(fn_or_module, example_inputs: Sequence[Any], path, opset: Optional[int] = None,
+           dynamic_axes=None):
     """Write ``fn_or_module`` (a ``ScriptFunction``, ``ScriptModule``, ``nn.Module``, a graph,
     or a Python function, which is traced) specialized on ``example_inputs`` as an ONNX model
-    at ``path`` (opset ``opset``, default ``DEFAULT_OPSET``; 17 and up).  Returns the model."""
+    at ``path`` (opset ``opset``, default ``DEFAULT_OPSET``; 17 and up).  Returns the model.
+
+    Every dim is the example's, except the dims the graph's input types leave unknown
+    (``Float(*, 8)``) and those ``dynamic_axes`` names, as ``torch.onnx.export`` takes it
+    (``{"x": {0: "batch"}}`` or ``{"x": [0]}``; keys are input names or indices): those are
+    symbolic in the file, and the ops that need them read them at run time (``Shape``) or,
+    where that is not written (a split or squeeze of that dim), export raises ``ExportError``."""
     import onnx
-    model = to_model(fn_or_module, example_inputs, opset)
+    model = to_model(fn_or_module, example_inputs, opset, dynamic_axes)
     onnx.save(model, str(path) if not hasattr(path, "write") else path)
     return model
 

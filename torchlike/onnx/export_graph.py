@@ -6,7 +6,8 @@ from .emitter import Emitter, flat_values, output_names
 from .op_table import EXPORT
 
 
-def export_model(graph: Graph, opset: int, name: str = "torchlike", input_names=None):
+def export_model(graph: Graph, opset: int, name: str = "torchlike", input_names=None,
+                 symbolic_dims=None):
     """The ``ModelProto`` of ``graph`` (typed, tensor/scalar inputs) at ``opset``."""
     em = Emitter(opset, EXPORT)
     helper = em.helper
@@ -16,7 +17,13 @@ def export_model(graph: Graph, opset: int, name: str = "torchlike", input_names=
         hint = input_names[i] if input_names and i < len(input_names) else v.name
         n = em.fresh(hint)
         em.bind(v, n)
-        inputs.append(em.value_info(n, v))
+        info = em.value_info(n, v)
+        symbols = symbolic_dims[i] if symbolic_dims and i < len(symbolic_dims) else {}
+        for d, symbol in symbols.items():
+            dim = info.type.tensor_type.shape.dim[d]
+            dim.Clear()
+            dim.dim_param = symbol
+        inputs.append(info)
     em.export_block(graph.block)
     outs = output_names(em, graph.outputs, produced_here=True)
     out_infos = [em.value_info(n, v) for n, v in zip(outs, flat_values(graph.outputs))]

@@ -25,13 +25,6 @@ def _rank(em: Emitter, v: Value) -> int:
     return len(shape)
 
 
-def _known_shape(em: Emitter, v: Value) -> List[int]:
-    shape = em.shape(v)
-    if shape is None or any(d is None for d in shape):
-        raise ExportError(f"the shape of %{v.name} is not fully known")
-    return list(shape)
-
-
 def _dims(attrs: dict, node: Node, name: str) -> List[int]:
     d = const_attr(node, attrs, name)
     return [] if d is None else [int(x) for x in (d if isinstance(d, (list, tuple)) else [d])]
@@ -117,10 +110,21 @@ def addmm(em: Emitter, node: Node) -> None:
 # -- shape ops ---------------------------------------------------------------------------------------
 
 def reshape(em: Emitter, node: Node) -> None:
-    """reshape/view/flatten: Reshape to the output's (known) shape."""
-    out = _known_shape(em, node.outputs[0])
-    em.bind(node.outputs[0], em.emit("Reshape", [em.tensor(node.inputs[0]),
-                                                 em.constant(np.array(out, np.int64))], allowzero=1))
+    """reshape/view/flatten: Reshape to the output's shape where it is known; else to the
+    size argument (-1 means the same to both) or, for flatten, Shape slices around a -1."""
+    out = em.shape(node.outputs[0])
+    x = em.tensor(node.inputs[0])
+    if out is not None and None not in out:
+        shape = em.constant(np.array(out, np.int64))
+    elif node.kind == "aten::flatten":
+        rank = _rank(em, node.inputs[0])
+        start, end = (int(v.constant_value()) % max(rank, 1) for v in node.inputs[1:3])
+        head = em.emit("Shape", [x], start=0, end=start)
+        tail = em.emit("Shape", [x], start=end + 1, end=rank)
+        shape = em.emit("Concat", [head, em.constant(np.array([-1], np.int64)), tail], axis=0)
+    else:
+        shape = em.int_vector(node.inputs[1])
+    em.bind(node.outputs[0], em.emit("Reshape", [x, shape], allowzero=1))
 
 
 def permute(em: Emitter, node: Node) -> None:
@@ -160,7 +164,9 @@ def split(em: Emitter, node: Node) -> None:
     op, operands, attrs = args_of(node)
     x = operands[0]
     dim = int(const_attr(node, attrs, "dim") or 0)
-    n = _known_shape(em, x)[dim]
+    n = (em.shape(x) or [None] * (dim + 1))[dim]
+    if n is None:
+        raise ExportError(f"the size of dim {dim} it splits is not known (a dynamic axis?)")
     if node.kind.endswith("split_with_sizes"):
         sizes = _dims(attrs, node, "split_sizes")
     else:
@@ -207,16 +213,27 @@ def unsqueeze(em: Emitter, node: Node) -> None:
 def squeeze(em: Emitter, node: Node) -> None:
     """Squeeze of the dims that are 1 (PyTorch leaves a dim of another size alone)."""
     op, operands, attrs = args_of(node)
-    shape = _known_shape(em, operands[0])
-    dims = _dims(attrs, node, "dim") or list(range(len(shape)))
-    ones = [d % len(shape) for d in dims if shape[d % len(shape)] == 1] if shape else []
+    shape = em.shape(operands[0])
+    if shape is None:
+        raise ExportError(f"the rank of %{operands[0].name} is unknown")
+    dims = [d % len(shape) for d in _dims(attrs, node, "dim")] or list(range(len(shape)))
+    if any(shape[d] is None for d in dims):
+        raise ExportError("squeeze of a dim whose size is not known (a dynamic axis?)")
+    ones = [d for d in dims if shape[d] == 1]
     x = em.tensor(operands[0])
     em.bind(node.outputs[0], em.emit("Squeeze", [x, em.constant(np.array(ones, np.int64))])
             if ones else x)
 
 
 def expand(em: Emitter, node: Node) -> None:
-    out = _known_shape(em, node.outputs[0])
+    """Expand to the output's shape where known; else to the sizes with -1 as 1 (ONNX's
+    Expand broadcasts both ways: a 1 keeps the input's dim)."""
+    out = em.shape(node.outputs[0])
+    if out is None or None in out:
+        sizes = em.ints(node.inputs[1])
+        if sizes is None:
+            raise ExportError("expand to computed sizes of unknown shape")
+        out = [1 if d == -1 else d for d in sizes]
     em.bind(node.outputs[0], em.emit("Expand", [em.tensor(node.inputs[0]),
                                                 em.constant(np.array(out, np.int64))]))
 
@@ -225,15 +242,24 @@ def size(em: Emitter, node: Node) -> None:
     """aten::size(x, dim): a constant where the shape is known, else Shape + Squeeze."""
     x, dim = node.inputs[0], (node.inputs[1].constant_value() if len(node.inputs) > 1 else None)
     shape = em.shape(x)
-    if dim is None:
-        raise ExportError("size() without a dim gives a list ONNX graphs here cannot hold")
     rank = _rank(em, x)
-    d = int(dim) % rank
-    if shape[d] is not None:
-        em.bind(node.outputs[0], em.constant(np.int64(shape[d])))
-        return
-    s = em.emit("Shape", [em.tensor(x)], start=d, end=d + 1)
-    em.bind(node.outputs[0], em.emit("Squeeze", [s, em.constant(np.array([0], np.int64))]))
+    dims = range(rank) if dim is None else [int(dim) % rank]
+    items = []
+    for d in dims:  # a constant where the dim is known, else Shape + Squeeze at run time
+        if shape[d] is not None:
+            items.append(em.constant(np.int64(shape[d])))
+        else:
+            s = em.emit("Shape", [em.tensor(x)], start=d, end=d + 1)
+            items.append(em.emit("Squeeze", [s, em.constant(np.array([0], np.int64))]))
+    em.bind(node.outputs[0], items if dim is None else items[0])  # size(x): a list of ints
+
+
+def getitem(em: Emitter, node: Node) -> None:
+    """aten::__getitem__ of a list (``x.shape[0]``): its item, the index a constant."""
+    index = node.inputs[1].constant_value()
+    if index is None:
+        raise ExportError("a list indexed by a computed int")
+    em.bind(node.outputs[0], em.items(node.inputs[0])[int(index)])
 
 
 # -- lists, tuples ------------------------------------------------------------------------------------

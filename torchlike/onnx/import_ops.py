@@ -19,6 +19,7 @@ from ..ops.dtypes import Priority, is_float
 from ..ops.elementwise_base import signature_dtypes
 from ..ops.registry import get
 from .dtypes import dtype_of_elem_type
+from .import_shapes import size_arg
 from .importer import Importer
 
 INT64_MAX = np.iinfo(np.int64).max
@@ -270,7 +271,7 @@ def _dim_values(imp: Importer, x: Value, dims) -> list:
 
 def reshape(imp: Importer) -> List[Value]:
     x = imp.input(0)
-    dims = _dim_values(imp, x, imp.const_ints(1, "shape"))
+    dims = _dim_values(imp, x, size_arg(imp, 1) or imp.const_ints(1, "shape"))
     size = dims if all(not isinstance(d, Value) for d in dims) else \
         imp.op("prim::ListConstruct", dims)[0]
     return imp.op("aten::reshape", [x, size], types=[imp.typed()])
@@ -368,11 +369,18 @@ def flatten(imp: Importer) -> List[Value]:
 
 def expand(imp: Importer) -> List[Value]:
     x = imp.input(0)
-    target = imp.const_ints(1, "shape")
+    target = size_arg(imp, 1) or imp.const_ints(1, "shape")
     shape = imp.shape(x)
-    if shape is None or any(d is None for d in shape):
-        raise imp.fail("Expand needs its input's shape (it broadcasts both ways)")
-    size = [int(d) for d in np.broadcast_shapes(tuple(shape), tuple(target))]
+    if shape is None:
+        raise imp.fail("Expand needs its input's rank (it broadcasts both ways)")
+    if None not in shape and all(isinstance(t, int) for t in target):
+        size = [int(d) for d in np.broadcast_shapes(tuple(shape), tuple(target))]
+    else:  # a 1 keeps the input's dim: PyTorch's -1; missing leading dims are kept too
+        lead = len(target) - len(shape)
+        size = [-1] * max(-lead, 0) + [
+            -1 if (isinstance(t, int) and t == 1 and k >= lead) else t for k, t in enumerate(target)]
+        if not all(isinstance(t, int) for t in size):
+            size = imp.op("prim::ListConstruct", size)[0]
     c = imp.const(x)
     if c is not None and c.ndim == 0:  # a fill (zeros_like & co.): a 0-d constant is a scalar
         return imp.op("aten::full", [size, c.item(), DTYPE_TO_SCALAR_TYPE_ENUM[str(c.dtype)]],

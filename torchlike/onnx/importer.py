@@ -41,6 +41,7 @@ class Importer:
         self.scopes: List[Dict[str, Value]] = [{}]
         self.blocks: List[Block] = [self.graph.block]
         self.node = None  # the ONNX node being translated (for errors)
+        self.shape_lists: Dict[str, Any] = {}  # name -> import_shapes.ShapeList
 
     def _collect_infos(self, g) -> None:
         for vi in list(g.input) + list(g.output) + list(g.value_info):

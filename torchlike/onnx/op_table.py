@@ -17,6 +17,7 @@ from typing import Callable, Dict
 from . import export_ops as E
 from . import export_tensor_ops as T
 from . import import_ops as I
+from . import import_shapes as S
 
 # aten kind -> ONNX op type (both directions; a tuple adds the ONNX node's attributes)
 POINTWISE: Dict[str, object] = {
@@ -82,7 +83,7 @@ EXPORT: Dict[str, Callable] = {
     "aten::cat": T.cat, "aten::stack": T.cat, "aten::split": T.split, "aten::chunk": T.split,
     "aten::split_with_sizes": T.split, "aten::slice": T.slice_, "aten::select": T.select,
     "aten::unsqueeze": T.unsqueeze, "aten::squeeze": T.squeeze, "aten::expand": T.expand,
-    "aten::size": T.size,
+    "aten::size": T.size, "aten::__getitem__": T.getitem,
     # lists, tuples, control flow
     "prim::ListConstruct": T.construct, "prim::TupleConstruct": T.construct,
     "prim::ListUnpack": T.unpack, "prim::TupleUnpack": T.unpack,
@@ -114,13 +115,17 @@ IMPORT: Dict[str, Callable] = {
     "BitwiseAnd": I.pointwise("aten::bitwise_and"),
     "BitwiseOr": I.pointwise("aten::bitwise_or"), "BitwiseXor": I.pointwise("aten::bitwise_xor"),
     "BitwiseNot": I.pointwise("aten::bitwise_not"),
-    "Cast": I.cast, "CastLike": I.cast_like, "Identity": I.identity, "Dropout": I.identity,
+    "Cast": S.shape_aware(I.cast, S.cast), "CastLike": I.cast_like, "Identity": I.identity, "Dropout": I.identity,
     "ReduceSum": I.reduction("aten::sum"), "ReduceMean": I.reduction("aten::mean"),
     "ReduceMax": I.reduction("aten::amax"), "ReduceMin": I.reduction("aten::amin"),
     "Softmax": I.softmax("aten::softmax"), "LogSoftmax": I.softmax("aten::log_softmax"),
     "LayerNormalization": I.layer_norm, "MatMul": I.matmul, "Gemm": I.gemm,
-    "Reshape": I.reshape, "Transpose": I.transpose, "Concat": I.concat, "Split": I.split,
-    "Slice": I.slice_, "Squeeze": I.squeeze, "Unsqueeze": I.unsqueeze, "Flatten": I.flatten,
-    "Expand": I.expand, "Gather": I.gather, "Shape": I.shape, "Constant": I.constant,
+    "Reshape": I.reshape, "Transpose": I.transpose, "Split": I.split, "Flatten": I.flatten,
+    "Expand": I.expand, "Constant": I.constant,
+    # these follow shape arithmetic (Shape of symbolic dims feeding Reshape/Expand)
+    "Shape": S.shape(I.shape), "Gather": S.shape_aware(I.gather, S.gather),
+    "Slice": S.shape_aware(I.slice_, S.slice_), "Squeeze": S.shape_aware(I.squeeze, S.squeeze),
+    "Unsqueeze": S.shape_aware(I.unsqueeze, S.unsqueeze),
+    "Concat": S.shape_aware(I.concat, S.concat, tracked="all"),
     "If": I.if_, "Loop": I.loop,
 }
