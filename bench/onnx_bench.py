@@ -21,6 +21,7 @@ at the machine's copy bandwidth (``bench/cpu.py``'s ``copy_bandwidth``).
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 from pathlib import Path
@@ -109,16 +110,22 @@ def main(argv=None) -> dict:
 
     policy = QUICK if args.quick else FULL
     cores = os.cpu_count() or 1
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = cores
-    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    def session_options(spinning: bool):
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = cores
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        # ONNX Runtime's pool threads spin after each run: in one process they take the
+        # cores from Numba's threads; "onnxruntime" turns that off, "onnxruntime (spinning)"
+        # (its default) is timed last, its session released before the next workload
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "1" if spinning else "0")
+        return opts
     floor = copy_bandwidth(64 << 20)
     rows_out = []
     for log2n in args.sizes:
         rows = max(1, (1 << log2n) // ROW)
         for name, (model, make) in models(helper, TensorProto, numpy_helper, rows).items():
             onnx.checker.check_model(model, full_check=True)
-            sess = ort.InferenceSession(model.SerializeToString(), opts,
+            sess = ort.InferenceSession(model.SerializeToString(), session_options(False),
                                         providers=["CPUExecutionProvider"])
             fn = tlonnx.from_model(model)
             rng = np.random.default_rng(log2n)
@@ -136,16 +143,23 @@ def main(argv=None) -> dict:
             stats = {}
             for mode, call in (("onnxruntime", ort_call), ("torchlike", tl_call)):
                 stats[mode] = summarize(time_call(call, [(s,) for s in sets], policy))
+            spin = ort.InferenceSession(model.SerializeToString(), session_options(True),
+                                        providers=["CPUExecutionProvider"])
+            stats["onnxruntime (spinning)"] = summarize(time_call(
+                lambda feeds, spin=spin: spin.run(None, feeds), [(s,) for s in sets], policy))
+            del spin, sess
+            gc.collect()
             st = jit.stats()
             assert not st["fallbacks"], st
             nbytes = sum(a.nbytes for a in sets[0].values()) + sum(w.nbytes for w in want)
             for mode, s in stats.items():
                 rows_out.append({"workload": name, "log2_size": log2n, "mode": mode, **s,
                                  **floor_fields(nbytes, s["median_s"], floor["gbps"])})
-            ratio = stats["onnxruntime"]["median_s"] / stats["torchlike"]["median_s"]
-            print(f"{name:16s} 2^{log2n}: onnxruntime {stats['onnxruntime']['median_s'] * 1e3:8.3f} ms"
-                  f"  torchlike {stats['torchlike']['median_s'] * 1e3:8.3f} ms  ratio {ratio:5.2f}x"
-                  f"  floor {nbytes / floor['gbps'] / 1e6:7.3f} ms", flush=True)
+            ms = {m: st["median_s"] * 1e3 for m, st in stats.items()}
+            print(f"{name:16s} 2^{log2n}: onnxruntime {ms['onnxruntime']:8.3f} ms (spinning "
+                  f"{ms['onnxruntime (spinning)']:8.3f})  torchlike {ms['torchlike']:8.3f} ms  "
+                  f"ratio {ms['onnxruntime'] / ms['torchlike']:5.2f}x  floor "
+                  f"{nbytes / floor['gbps'] / 1e6:7.3f} ms", flush=True)
     run = {"machine": machine_info({"load_before": os.getloadavg()}),
            "versions": {"onnx": onnx.__version__, "onnxruntime": ort.__version__},
            "copy_bandwidth": floor, "policy": policy.as_dict(), "rows": rows_out}
@@ -163,10 +177,12 @@ def report(run: dict) -> str:
              f"cores, load average before the run {run['machine']['load_before'][0]:.2f}; "
              f"onnx {run['versions']['onnx']}, onnxruntime {run['versions']['onnxruntime']}; "
              f"copy floor {fl['gbps']:.1f} GB/s ({fl['method']}).  Medians; ratio = ONNX Runtime "
-             f"time / torchlike time (above 1: torchlike is faster); floor = the call's bytes "
-             f"(inputs + outputs) at the copy floor.", "",
-             "| block | elements | ONNX Runtime ms | torchlike ms | ratio | floor ms | "
-             "torchlike x floor |", "|---|---|---|---|---|---|---|"]
+             f"time (its pool threads not spinning, as they would take the cores from "
+             f"torchlike's in one process) / torchlike time (above 1: torchlike is faster); the "
+             f"spinning column is ONNX Runtime's default, timed after torchlike; floor = the "
+             f"call's bytes (inputs + outputs) at the copy floor.", "",
+             "| block | elements | ONNX Runtime ms | ONNX Runtime, spinning, ms | torchlike ms "
+             "| ratio | floor ms | torchlike x floor |", "|---|---|---|---|---|---|---|---|"]
     by = {}
     for r in run["rows"]:
         by.setdefault((r["workload"], r["log2_size"]), {})[r["mode"]] = r
@@ -175,7 +191,9 @@ def report(run: dict) -> str:
         o, t = m["onnxruntime"], m["torchlike"]
         ratio = o["median_s"] / t["median_s"]
         ratios.append(ratio)
-        lines.append(f"| {name} | 2^{log2n} | {o['median_s'] * 1e3:.3f} | {t['median_s'] * 1e3:.3f} "
+        sp = m["onnxruntime (spinning)"]
+        lines.append(f"| {name} | 2^{log2n} | {o['median_s'] * 1e3:.3f} | "
+                     f"{sp['median_s'] * 1e3:.3f} | {t['median_s'] * 1e3:.3f} "
                      f"| {ratio:.2f}x | {t['floor_s'] * 1e3:.3f} | {t['floor_ratio']:.2f} |")
     geo = float(np.exp(np.mean(np.log(ratios)))) if ratios else float("nan")
     lines += ["", f"Geometric mean ratio: {geo:.2f}x.", ""]
