@@ -226,12 +226,14 @@ def layer_norm(imp: Importer) -> List[Value]:
     if shape is None or any(d is None for d in shape[axis:]):
         raise imp.fail("the normalized dims of its input must be known")
     # Written as its row reductions, which fuse (aten::layer_norm is interpreted):
-    # (x - mean) * rsqrt(var + eps) * scale + bias, the biased variance, as PyTorch's.
+    # d = x - mean; d * rsqrt(mean(d * d) + eps) * scale + bias: the biased variance, two
+    # passes, as PyTorch's (and faster fused than aten::var).
     dims = list(range(axis % len(shape), len(shape)))
     mean = imp.op("aten::mean", [x, dims, True, None])[0]
-    var = imp.op("aten::var", [x, dims, 0, True])[0]
+    d = imp.op("aten::sub", [x, mean, 1])[0]
+    var = imp.op("aten::mean", [imp.op("aten::mul", [d, d])[0], dims, True, None])[0]
     inv = imp.op("aten::rsqrt", [imp.op("aten::add", [var, float(a.get("epsilon", 1e-5)), 1])[0]])[0]
-    y = imp.op("aten::mul", [imp.op("aten::sub", [x, mean, 1])[0], inv])[0]
+    y = imp.op("aten::mul", [d, inv])[0]
     y = imp.op("aten::mul", [y, scale], types=[imp.typed()])[0]
     return [y] if bias is None else imp.op("aten::add", [y, bias, 1], types=[imp.typed()])
 
