@@ -21,11 +21,14 @@ buffers are frozen into initializers.  PyTorch's type promotion is explicit in t
 (``Cast`` nodes and constants in the compute dtype).  ``prim::If``/``prim::Loop`` become
 ``If``/``Loop`` with their blocks as subgraphs.  A fusion group is written as the ops inside it
 (its subgraph is inlined first): ONNX runtimes do their own fusion, and the ops are the
-portable form.  Shapes are the example inputs' (the graph is specialized on them).
+portable form.  Shapes are the example inputs', except the dims the graph declares unknown
+and those ``dynamic_axes`` names, which are symbolic in the file.
 
 Import (``load``): only the protobuf is read, nothing in the file is executed; each node
-becomes registry ops through ``op_table.IMPORT``; the result is a ``ScriptFunction`` whose
-calls are specialized, fused and compiled as any other.  An op with no translation raises
+becomes registry ops through ``op_table.IMPORT`` (``LayerNormalization`` as its row
+reductions, an equal ``Split`` as ``aten::chunk``: the forms the fuser fuses; ``Shape`` chains
+on symbolic dims followed into ``Reshape``/``Expand`` sizes); the result is a
+``ScriptFunction`` whose calls are specialized, fused and compiled as any other.  An op with no translation raises
 ``UnsupportedOpError`` naming the node and its op type.
 """
 from __future__ import annotations

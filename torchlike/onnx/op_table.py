@@ -5,10 +5,12 @@ promotion has been made explicit (``export_ops.pointwise``: operands cast to the
 the result to the out dtype); it drives both directions.  ``EXPORT`` (registry kind -> rule)
 and ``IMPORT`` (ONNX op type -> rule) add the ops whose form is more than one op or has
 arguments to translate; the rules live in ``export_ops`` / ``export_tensor_ops`` and
-``import_ops``.  Adding an op to the registry and giving it an ONNX form is one line here.
-
-    >>> EXPORT["aten::gelu"]          # Gelu at opset >= 20, its erf/tanh expansion below
-    >>> IMPORT["Gelu"]                # aten::gelu(x, approximate)
+``import_ops`` (``import_shapes`` follows shape arithmetic).  Giving a registry op its ONNX
+form is one line here: ``POINTWISE["aten::tanh"] = "Tanh"`` for a one-op form, or an
+``EXPORT`` rule built from the helpers (``E.pointwise``, ``E.expansion``) for more.  For
+example ``EXPORT["aten::gelu"]`` writes ``Gelu`` at opset 20 and up and its erf or tanh
+expansion below; ``IMPORT["Gelu"]`` reads it back as ``aten::gelu(x, approximate)``.
+Ops with no exact ONNX form are left out on purpose (``aten::erfc``: ``1 - Erf`` cancels).
 """
 from __future__ import annotations
 
@@ -115,7 +117,8 @@ IMPORT: Dict[str, Callable] = {
     "BitwiseAnd": I.pointwise("aten::bitwise_and"),
     "BitwiseOr": I.pointwise("aten::bitwise_or"), "BitwiseXor": I.pointwise("aten::bitwise_xor"),
     "BitwiseNot": I.pointwise("aten::bitwise_not"),
-    "Cast": S.shape_aware(I.cast, S.cast), "CastLike": I.cast_like, "Identity": I.identity, "Dropout": I.identity,
+    "Cast": S.shape_aware(I.cast, S.cast), "CastLike": I.cast_like, "Identity": I.identity,
+    "Dropout": I.identity,
     "ReduceSum": I.reduction("aten::sum"), "ReduceMean": I.reduction("aten::mean"),
     "ReduceMax": I.reduction("aten::amax"), "ReduceMin": I.reduction("aten::amin"),
     "Softmax": I.softmax("aten::softmax"), "LogSoftmax": I.softmax("aten::log_softmax"),
