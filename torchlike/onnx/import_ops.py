@@ -250,10 +250,15 @@ def gemm(imp: Importer) -> List[Value]:
     if a.get("transB", 0):
         B = imp.op("aten::t", [B])[0]
     alpha, beta = float(a.get("alpha", 1.0)), float(a.get("beta", 1.0))
+    # matmul, then the scaling and bias as elementwise ops (typed, so they fuse with what
+    # follows: a Linear's bias with its activation); aten::addmm would end the group
+    y = imp.op("aten::matmul", [A, B])[0]
+    if alpha != 1:
+        y = imp.op("aten::mul", [y, alpha])[0]
     if C is not None:
-        return imp.op("aten::addmm", [C, A, B, beta, alpha], types=[imp.typed()])
-    y = imp.op("aten::mm", [A, B], types=[imp.typed()])[0]
-    return [y] if alpha == 1 else imp.op("aten::mul", [y, alpha], types=[imp.typed()])
+        y = imp.op("aten::add", [y, C if beta == 1 else imp.op("aten::mul", [C, beta])[0], 1])[0]
+    y.type = imp.typed()
+    return [y]
 
 
 # -- shape ops ------------------------------------------------------------------------------------------
