@@ -126,7 +126,10 @@ def test_mlp_module(form, opset, tmp_path):
     assert "LayerNormalization" in ops and ("Gelu" in ops) == (opset >= 20)
     path = tmp_path / "mlp.onnx"
     tlonnx.export(target, (x,), path, opset=opset)
-    assert_same(tlonnx.load(path)(x), m(x), "loaded file vs module")
+    loaded = tlonnx.load(path)
+    assert_same(loaded(x), m(x), "loaded file vs module")
+    top = [n.kind for n in loaded.graph_for(x).nodes if n.kind != "prim::Constant"]
+    assert top.count("prim::FusionGroup") == 2, top  # bias+GELU+layer norm, then the last bias
 
 
 @jit.script
