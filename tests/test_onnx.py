@@ -432,10 +432,14 @@ def test_import_symbolic_batch_and_layer_norm():
              oh.make_node("LayerNormalization", ["x", "g1"], ["ln1"]),
              oh.make_node("Reshape", ["ln2", "flat"], ["r"]),
              oh.make_node("Reshape", ["r", "back"], ["y"]),
-             oh.make_node("Softmax", ["y"], ["sm"], axis=1)]
+             oh.make_node("Softmax", ["y"], ["sm"], axis=1),
+             oh.make_node("Shape", ["x"], ["xs"]),
+             oh.make_node("ConstantOfShape", ["xs"], ["ones"],
+                          value=numpy_helper.from_array(np.array([1.5], np.float32))),
+             oh.make_node("Mul", ["ln1", "ones"], ["ln1s"])]
     shape = ["N", 4, 6]
     model = _model(nodes, [_vi("x", TP.FLOAT, shape)],
-                   [_vi("sm", TP.FLOAT, shape), _vi("ln1", TP.FLOAT, shape)], inits)
+                   [_vi("sm", TP.FLOAT, shape), _vi("ln1s", TP.FLOAT, shape)], inits)
     fn = tlonnx.from_model(model)
     for n in (1, 7):
         x = RNG.standard_normal((n, 4, 6)).astype(np.float32)

@@ -395,6 +395,18 @@ def expand(imp: Importer) -> List[Value]:
     return imp.op("aten::expand", [x, size, False], types=[imp.typed()])
 
 
+def constant_of_shape(imp: Importer) -> List[Value]:
+    """ConstantOfShape(shape)[value]: aten::full (value defaults to a float32 0)."""
+    a = imp.node.attribute
+    value = next((imp.numpy_helper.to_array(x.t) for x in a if x.name == "value"),
+                 np.zeros(1, np.float32)).reshape(-1)
+    size = size_arg(imp, 0) or imp.const_ints(0, "shape")
+    if not all(isinstance(d, int) for d in size):
+        size = imp.op("prim::ListConstruct", size)[0]
+    return imp.op("aten::full", [size, value[0].item(), DTYPE_TO_SCALAR_TYPE_ENUM[str(value.dtype)]],
+                  types=[imp.typed()])
+
+
 def isinf(imp: Importer) -> List[Value]:
     a = imp.attrs()
     neg, pos = a.get("detect_negative", 1), a.get("detect_positive", 1)

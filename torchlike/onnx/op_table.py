@@ -124,7 +124,7 @@ IMPORT: Dict[str, Callable] = {
     "Softmax": I.softmax("aten::softmax"), "LogSoftmax": I.softmax("aten::log_softmax"),
     "LayerNormalization": I.layer_norm, "MatMul": I.matmul, "Gemm": I.gemm,
     "Reshape": I.reshape, "Transpose": I.transpose, "Split": I.split, "Flatten": I.flatten,
-    "Expand": I.expand, "Constant": I.constant,
+    "Expand": I.expand, "Constant": I.constant, "ConstantOfShape": I.constant_of_shape,
     # these follow shape arithmetic (Shape of symbolic dims feeding Reshape/Expand)
     "Shape": S.shape(I.shape), "Gather": S.shape_aware(I.gather, S.gather),
     "Slice": S.shape_aware(I.slice_, S.slice_), "Squeeze": S.shape_aware(I.squeeze, S.squeeze),
