@@ -217,6 +217,27 @@ def while_loop(x):
     return x, k
 
 
+@jit.script
+def in_place(x):
+    y = x * 2.0
+    y += 1.0
+    y.mul_(3.0)
+    return y
+
+
+def test_in_place_ops_on_fresh_tensors():
+    x = RNG.standard_normal((2, 3)).astype(np.float32)
+    round_trip(in_place, (x,))
+    with pytest.raises(UnsupportedOpError, match=r"aten::add_.*no ONNX form"):
+        tlonnx.to_model(writes_input, (x,))
+
+
+@jit.script
+def writes_input(x):
+    x.add_(1.0)  # the caller sees the write: no ONNX form
+    return x * 2.0
+
+
 def test_if_both_branches():
     x = RNG.standard_normal((3, 4)).astype(np.float32)
     y = RNG.standard_normal((3, 4)).astype(np.float32)

@@ -53,6 +53,7 @@ from ..passes import (
 )
 from ..passes.inline_functions import inline_call
 from ..passes.inline_groups import inline_groups
+from ..passes.remove_mutation import remove_mutation
 from ..passes.utils import replace_all_uses
 from .emitter import ExportError
 from .export_graph import export_model
@@ -102,8 +103,8 @@ def prepare_graph(fn_or_module, example_inputs, dynamic_axes=None
     g = inline_functions(g)
     infer_types(g, types)
     for run_pass in (simplify_tuples, propagate_constants, eliminate_common_subexpressions,
-                     eliminate_dead_code):
-        run_pass(g)
+                     eliminate_dead_code, remove_mutation, eliminate_dead_code):
+        run_pass(g)  # remove_mutation: x.add_(y) on a fresh x is aten::add (ONNX has no writes)
     return g, names, symbolic
 
 
