@@ -109,6 +109,10 @@ def main(argv=None) -> dict:
     from torchlike import onnx as tlonnx
 
     policy = QUICK if args.quick else FULL
+    load_before = os.getloadavg()
+    if load_before[0] >= 2:
+        print(f"warning: load average {load_before[0]:.2f}: Numba's parallel kernels wait for "
+              f"cores other processes hold (a timeslice per call); the times will say so")
     cores = os.cpu_count() or 1
     def session_options(spinning: bool):
         opts = ort.SessionOptions()
@@ -116,11 +120,11 @@ def main(argv=None) -> dict:
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         # ONNX Runtime's pool threads spin after each run: in one process they take the
         # cores from Numba's threads; "onnxruntime" turns that off, "onnxruntime (spinning)"
-        # (its default) is timed last, its session released before the next workload
+        # (its default) is timed after every torchlike timing
         opts.add_session_config_entry("session.intra_op.allow_spinning", "1" if spinning else "0")
         return opts
     floor = copy_bandwidth(64 << 20)
-    rows_out = []
+    rows_out, later = [], []
     for log2n in args.sizes:
         rows = max(1, (1 << log2n) // ROW)
         for name, (model, make) in models(helper, TensorProto, numpy_helper, rows).items():
@@ -143,12 +147,6 @@ def main(argv=None) -> dict:
             stats = {}
             for mode, call in (("onnxruntime", ort_call), ("torchlike", tl_call)):
                 stats[mode] = summarize(time_call(call, [(s,) for s in sets], policy))
-            spin = ort.InferenceSession(model.SerializeToString(), session_options(True),
-                                        providers=["CPUExecutionProvider"])
-            stats["onnxruntime (spinning)"] = summarize(time_call(
-                lambda feeds, spin=spin: spin.run(None, feeds), [(s,) for s in sets], policy))
-            del spin, sess
-            gc.collect()
             st = jit.stats()
             assert not st["fallbacks"], st
             nbytes = sum(a.nbytes for a in sets[0].values()) + sum(w.nbytes for w in want)
@@ -156,11 +154,25 @@ def main(argv=None) -> dict:
                 rows_out.append({"workload": name, "log2_size": log2n, "mode": mode, **s,
                                  **floor_fields(nbytes, s["median_s"], floor["gbps"])})
             ms = {m: st["median_s"] * 1e3 for m, st in stats.items()}
-            print(f"{name:16s} 2^{log2n}: onnxruntime {ms['onnxruntime']:8.3f} ms (spinning "
-                  f"{ms['onnxruntime (spinning)']:8.3f})  torchlike {ms['torchlike']:8.3f} ms  "
-                  f"ratio {ms['onnxruntime'] / ms['torchlike']:5.2f}x  floor "
-                  f"{nbytes / floor['gbps'] / 1e6:7.3f} ms", flush=True)
-    run = {"machine": machine_info({"load_before": os.getloadavg()}),
+            print(f"{name:16s} 2^{log2n}: onnxruntime {ms['onnxruntime']:8.3f} ms  torchlike "
+                  f"{ms['torchlike']:8.3f} ms  ratio {ms['onnxruntime'] / ms['torchlike']:5.2f}x"
+                  f"  floor {nbytes / floor['gbps'] / 1e6:7.3f} ms", flush=True)
+            later.append((name, log2n, model, sets, nbytes))
+            del sess, fn
+    # ONNX Runtime's default, spinning pool threads: after every torchlike timing (they would
+    # take the cores from Numba's threads for a while after each run)
+    for name, log2n, model, sets, nbytes in later:
+        spin = ort.InferenceSession(model.SerializeToString(), session_options(True),
+                                    providers=["CPUExecutionProvider"])
+        s = summarize(time_call(lambda feeds, spin=spin: spin.run(None, feeds),
+                                [(x,) for x in sets], policy))
+        rows_out.append({"workload": name, "log2_size": log2n, "mode": "onnxruntime (spinning)",
+                         **s, **floor_fields(nbytes, s["median_s"], floor["gbps"])})
+        print(f"{name:16s} 2^{log2n}: onnxruntime (spinning) {s['median_s'] * 1e3:8.3f} ms",
+              flush=True)
+        del spin
+        gc.collect()
+    run = {"machine": machine_info({"load_before": load_before, "load_after": os.getloadavg()}),
            "versions": {"onnx": onnx.__version__, "onnxruntime": ort.__version__},
            "copy_bandwidth": floor, "policy": policy.as_dict(), "rows": rows_out}
     if args.out:
@@ -174,12 +186,13 @@ def report(run: dict) -> str:
     fl = run["copy_bandwidth"]
     lines = ["# ONNX Runtime (CPU) vs torchlike.onnx.load (fused), float32", "",
              f"Machine: {run['machine'].get('cpu_model', '?')}, {run['machine']['cpu_count']} "
-             f"cores, load average before the run {run['machine']['load_before'][0]:.2f}; "
+             f"cores, load average before the run {run['machine']['load_before'][0]:.2f} (after: "
+             f"{run['machine']['load_after'][0]:.2f}); "
              f"onnx {run['versions']['onnx']}, onnxruntime {run['versions']['onnxruntime']}; "
              f"copy floor {fl['gbps']:.1f} GB/s ({fl['method']}).  Medians; ratio = ONNX Runtime "
              f"time (its pool threads not spinning, as they would take the cores from "
              f"torchlike's in one process) / torchlike time (above 1: torchlike is faster); the "
-             f"spinning column is ONNX Runtime's default, timed after torchlike; floor = the "
+             f"spinning column is ONNX Runtime's default, timed after all torchlike runs; floor = the "
              f"call's bytes (inputs + outputs) at the copy floor.", "",
              "| block | elements | ONNX Runtime ms | ONNX Runtime, spinning, ms | torchlike ms "
              "| ratio | floor ms | torchlike x floor |", "|---|---|---|---|---|---|---|---|"]
