@@ -16,7 +16,7 @@ Each answer is checked against ONNX Runtime's before anything is timed.  Times a
 (``bench/timing.py``); the copy floor is the time the bytes each call must read and write take
 at the machine's copy bandwidth (``bench/cpu.py``'s ``copy_bandwidth``).
 
-    python -m bench.onnx_bench [--sizes 16 22] [--out bench/results/onnx]
+    python -m bench.onnx_bench [--sizes 16 22] [--threads 1] [--out bench/results/onnx]
 """
 from __future__ import annotations
 
@@ -98,6 +98,10 @@ def main(argv=None) -> dict:
     p.add_argument("--sizes", type=int, nargs="+", default=[16, 22],
                    help="log2 of the elements of the main input (rows of 1024)")
     p.add_argument("--quick", action="store_true")
+    p.add_argument("--threads", type=int, default=0,
+                   help="threads for both (ONNX Runtime's intra-op pool, Numba's); default all "
+                        "cores.  1 compares one core each, which other processes on a shared "
+                        "machine disturb far less than parallel kernels")
     p.add_argument("--out", type=Path, default=None)
     args = p.parse_args(argv)
 
@@ -113,7 +117,10 @@ def main(argv=None) -> dict:
     if load_before[0] >= 2:
         print(f"warning: load average {load_before[0]:.2f}: Numba's parallel kernels wait for "
               f"cores other processes hold (a timeslice per call); the times will say so")
-    cores = os.cpu_count() or 1
+    cores = args.threads or os.cpu_count() or 1
+    if args.threads:
+        import numba
+        numba.set_num_threads(args.threads)
     def session_options(spinning: bool):
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = cores
@@ -124,6 +131,8 @@ def main(argv=None) -> dict:
         opts.add_session_config_entry("session.intra_op.allow_spinning", "1" if spinning else "0")
         return opts
     floor = copy_bandwidth(64 << 20)
+    if cores == 1:  # the floor one thread reaches
+        floor = dict(floor, gbps=floor["single_thread_gbps"], method="numpy.copyto, 1 thread")
     rows_out, later = [], []
     for log2n in args.sizes:
         rows = max(1, (1 << log2n) // ROW)
@@ -172,7 +181,8 @@ def main(argv=None) -> dict:
               flush=True)
         del spin
         gc.collect()
-    run = {"machine": machine_info({"load_before": load_before, "load_after": os.getloadavg()}),
+    run = {"machine": machine_info({"load_before": load_before, "load_after": os.getloadavg(),
+                                    "threads": cores}),
            "versions": {"onnx": onnx.__version__, "onnxruntime": ort.__version__},
            "copy_bandwidth": floor, "policy": policy.as_dict(), "rows": rows_out}
     if args.out:
@@ -186,7 +196,7 @@ def report(run: dict) -> str:
     fl = run["copy_bandwidth"]
     lines = ["# ONNX Runtime (CPU) vs torchlike.onnx.load (fused), float32", "",
              f"Machine: {run['machine'].get('cpu_model', '?')}, {run['machine']['cpu_count']} "
-             f"cores, load average before the run {run['machine']['load_before'][0]:.2f} (after: "
+             f"cores, {run['machine']['threads']} thread(s) each, load average before the run {run['machine']['load_before'][0]:.2f} (after: "
              f"{run['machine']['load_after'][0]:.2f}); "
              f"onnx {run['versions']['onnx']}, onnxruntime {run['versions']['onnxruntime']}; "
              f"copy floor {fl['gbps']:.1f} GB/s ({fl['method']}).  Medians; ratio = ONNX Runtime "
