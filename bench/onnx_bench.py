@@ -2,7 +2,7 @@
 by torchlike (``torchlike.onnx.load``), side by side in one process, both with every core.
 
 The models are written with ``onnx.helper`` (not by torchlike's exporter), float32, rows of
-1024 (the LSTM cell: hidden size 256, gates 1024):
+1024 (the LSTM cell: a batch of rows, hidden size 256, gates 1024):
 
 * ``gelu_mlp_tail``: ``res + Gelu(x + bias)`` (the bias-add, activation and residual after an
   MLP's matmul; Gelu is the opset-20 op);
@@ -60,7 +60,6 @@ def models(helper, TP, numpy_helper, rows: int):
         lambda rng: {"x": rng.standard_normal((rows, ROW), np.float32),
                      "res": rng.standard_normal((rows, ROW), np.float32)})
     h = ROW // 4
-    half = max(rows, 1)
     out["lstm_pointwise"] = (model(
         [helper.make_node("Add", ["gates", "gbias"], ["gb"]),
          helper.make_node("Split", ["gb"], ["i", "f", "g", "o"], axis=1, num_outputs=4),
@@ -69,11 +68,11 @@ def models(helper, TP, numpy_helper, rows: int):
          helper.make_node("Mul", ["sf", "c"], ["fc"]), helper.make_node("Mul", ["si", "tg"], ["ig"]),
          helper.make_node("Add", ["fc", "ig"], ["c2"]), helper.make_node("Tanh", ["c2"], ["tc"]),
          helper.make_node("Mul", ["so", "tc"], ["h2"])],
-        [vi("gates", f32, [half * 4, ROW]), vi("c", f32, [half * 4, h])],
-        [vi("h2", f32, [half * 4, h]), vi("c2", f32, [half * 4, h])],
+        [vi("gates", f32, [rows, ROW]), vi("c", f32, [rows, h])],
+        [vi("h2", f32, [rows, h]), vi("c2", f32, [rows, h])],
         [arr("gbias", np.linspace(-0.1, 0.1, ROW))]),
-        lambda rng: {"gates": rng.standard_normal((half * 4, ROW), np.float32),
-                     "c": rng.standard_normal((half * 4, h), np.float32)})
+        lambda rng: {"gates": rng.standard_normal((rows, ROW), np.float32),
+                     "c": rng.standard_normal((rows, h), np.float32)})
     gamma, beta = np.linspace(0.5, 1.5, ROW), np.linspace(-0.1, 0.1, ROW)
     out["layer_norm"] = (model(
         [helper.make_node("LayerNormalization", ["x", "gamma", "beta"], ["y"], axis=-1,

@@ -58,6 +58,16 @@ def pointwise(kind: str) -> Callable[[Importer], List[Value]]:
     return rule
 
 
+def pow_(imp: Importer) -> List[Value]:
+    """Pow: a 0-d constant exponent of a float base becomes a Python number, which the code
+    generators turn into x*x, sqrt, ... (PyTorch's scalar-exponent forms)."""
+    base, exponent = imp.input(0), imp.input(1)
+    c = imp.const(exponent)
+    if c is not None and c.ndim == 0 and is_float(imp.dtype(base)) and c.dtype.kind in "fiu":
+        return imp.op("aten::pow", [base, c.item()], types=[imp.typed()])
+    return pointwise("aten::pow")(imp)
+
+
 def variadic(kind: str) -> Callable[[Importer], List[Value]]:
     """Max/Min/Sum of any number of inputs: a chain of the binary op."""
     def rule(imp: Importer) -> List[Value]:

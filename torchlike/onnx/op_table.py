@@ -107,7 +107,7 @@ IMPORT: Dict[str, Callable] = {
     **_import_pointwise(),
     "Max": I.variadic("aten::maximum"), "Min": I.variadic("aten::minimum"),
     "Sum": I.variadic("aten::add"), "Add": I.pointwise("aten::add"),
-    "Sub": I.pointwise("aten::sub"), "Div": I.div, "Mod": I.mod,
+    "Sub": I.pointwise("aten::sub"), "Div": I.div, "Mod": I.mod, "Pow": I.pow_,
     "Floor": I.pointwise("aten::floor"), "Ceil": I.pointwise("aten::ceil"),
     "Round": I.pointwise("aten::round"), "Clip": I.clip,
     "Gelu": I.gelu, "Mish": I.pointwise("aten::mish"), "Elu": I.elu, "Celu": I.celu,
