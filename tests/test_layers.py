@@ -35,7 +35,7 @@ LAYERS: List[Set[str]] = [
     {"frontend", "passes", "functional"},  # may import each other, without cycles
     {"fuser"},
     {"cpu_backend", "cuda_backend"},        # must not import each other (INDEPENDENT)
-    {"jit", "backends", "nn", "autodiff", "dask"},
+    {"jit", "backends", "nn", "autodiff", "dask", "onnx"},
     {"__init__"},
     {"cli"},       # the command line: on top of everything, imported by nothing but __main__
     {"__main__"},  # python -m torchlike
