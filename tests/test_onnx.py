@@ -509,3 +509,19 @@ def test_imported_model_runs_fused_kernels():
     assert st["cache_hits"] + st["cache_misses"] > 0 and st["fallbacks"] == {}, st
     assert "prim::FusionGroup" in str(fn.graph_for(*args))
     assert_same(got, run_ort(model, args), "fused import vs ONNX Runtime")
+
+
+def test_readme_onnx_example_runs_as_written(tmp_path):
+    """README's "ONNX" block, run as pasted in a fresh process."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    code = readme.split("\n## ONNX\n")[1].split("```python\n")[1].split("```")[0]
+    (tmp_path / "ex.py").write_text(code)
+    done = subprocess.run([sys.executable, "ex.py"], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert float(done.stdout.split("\n")[0]) < 1e-5
+    assert "prim::FusionGroup" in done.stdout
