@@ -61,7 +61,7 @@ class ScriptModule(Module):
         super().__init__()
         d = self.__dict__
         d["_qualified_name"] = qualified_name
-        d["_kind"] = kind                      # "script", "trace" or "load"
+        d["_kind"] = kind                      # how it was made: "script" or "trace" (kept by save/load)
         d["_methods"]: Dict[str, ScriptFunction] = {}
         d["_constants"]: Dict[str, Any] = {}
         d["original_name"] = original_name or qualified_name.rsplit(".", 1)[-1]
