@@ -89,7 +89,12 @@ class CpuKernel:
         f16_out = {j for j, (_, dt, _) in enumerate(alloc) if dt == np.float16}
         uses_err = self.source.info.uses_err
         if any(axes is not None for _, _, axes in alloc):
-            return self._bind_permuted(alloc, assemble, f16_in, f16_out, uses_err, on_error)
+            # some output is not C-ordered: allocated in memory order and viewed (transpose)
+            # in its logical shape
+            def allocate():
+                return [_empty(s, d) if axes is None else _empty(s, d).transpose(axes)
+                        for s, d, axes in alloc]
+            return self._launcher(allocate, assemble, f16_in, f16_out, uses_err, on_error)
         alloc = [(s, d) for s, d, _ in alloc]
         if assemble is None and not f16_in and not f16_out and not uses_err:
             if len(alloc) == 1:
@@ -106,31 +111,17 @@ class CpuKernel:
                 fn(*args, *res)
                 return res
             return launch
+        return self._launcher(lambda: [_empty(s, d) for s, d in alloc], assemble, f16_in,
+                              f16_out, uses_err, on_error)
 
-        def launch(args):
-            res = [_empty(s, d) for s, d in alloc]
-            kargs = list(args)
-            for i in f16_in:
-                kargs[i] = kargs[i].view(_uint16)
-            kouts = [r.view(_uint16) if j in f16_out else r for j, r in enumerate(res)]
-            if uses_err:
-                err = np.zeros(1, np.int32)
-                fn(*kargs, *kouts, err)
-                if err[0]:
-                    on_error(args)
-            else:
-                fn(*kargs, *kouts)
-            return res if assemble is None else assemble(res, args)
-        return launch
-
-    def _bind_permuted(self, alloc, assemble, f16_in, f16_out, uses_err, on_error):
-        """The launcher when some output is not C-ordered: allocated in memory order and
-        viewed (``transpose``) in its logical shape."""
+    def _launcher(self, allocate, assemble, f16_in, f16_out, uses_err, on_error):
+        """The general launcher: float16 arrays as uint16 bits, the division-by-zero flag,
+        outputs assembled from kernel outputs (``output_assembler``); ``allocate()`` makes the
+        fresh outputs."""
         fn = self.dispatcher
 
         def launch(args):
-            res = [_empty(s, d) if axes is None else _empty(s, d).transpose(axes)
-                   for s, d, axes in alloc]
+            res = allocate()
             kargs = list(args)
             for i in f16_in:
                 kargs[i] = kargs[i].view(_uint16)

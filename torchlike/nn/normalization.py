@@ -33,22 +33,10 @@ class LayerNorm(Module):
         self.normalized_shape = tuple(int(s) for s in normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(np.empty(self.normalized_shape, dt))
-            if bias:
-                self.bias = Parameter(np.empty(self.normalized_shape, dt))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+        _affine_parameters(self, elementwise_affine, self.normalized_shape, dt, bias)
 
     def reset_parameters(self) -> None:
-        if self.elementwise_affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input):
         return tl.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -77,22 +65,10 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        if affine:
-            self.weight = Parameter(np.empty((num_channels,), dt))
-            if bias:
-                self.bias = Parameter(np.empty((num_channels,), dt))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+        _affine_parameters(self, affine, (num_channels,), dt, bias)
 
     def reset_parameters(self) -> None:
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input):
         return tl.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
@@ -100,3 +76,19 @@ class GroupNorm(Module):
     def extra_repr(self) -> str:
         return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
                 f"bias={self.bias is not None}")
+
+
+def _affine_parameters(m: Module, affine: bool, shape, dtype, bias: bool) -> None:
+    """The per-element scale ``weight`` and shift ``bias`` of a normalization (PyTorch
+    registers them as None when absent), initialized by ``reset_parameters``."""
+    m.register_parameter("weight", Parameter(np.empty(shape, dtype)) if affine else None)
+    m.register_parameter("bias", Parameter(np.empty(shape, dtype)) if affine and bias else None)
+    m.reset_parameters()
+
+
+def _reset_affine(m: Module) -> None:
+    """PyTorch's init of a normalization's affine parameters: weight 1, bias 0."""
+    if m.weight is not None:
+        init.ones_(m.weight)
+    if m.bias is not None:
+        init.zeros_(m.bias)
