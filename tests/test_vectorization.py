@@ -254,3 +254,48 @@ def test_trig_fast_loop_and_its_guard_are_vectorized():
     ir = kernel_ir("sin/cos/tan, parallel (guarded fast forms)")
     ors = {int(w) for w in re.findall(r"\bor (?:\w+ )*<(\d+) x i1>", ir)}
     assert ors and max(ors) >= LANES, f"guard reduction not vectorized: {ors}"
+
+
+VECTOR_LOAD = re.compile(r"\bload <(\d+) x float>")
+GATHER = re.compile(r"@llvm\.masked\.gather")
+
+
+def test_guarded_blocks_read_with_vector_loads():
+    """The blocks of the guarded loop start at an offset: indexed from there with a plain
+    signed index, Numba's negative-index check stays in the loop and the reads become gathers
+    (2.9x slower for sin at 2^22); ``codegen._from_offset`` makes them contiguous vector loads."""
+    ir = kernel_ir("sin/cos/tan, parallel (guarded fast forms)")
+    loads = {int(w) for w in VECTOR_LOAD.findall(ir)}
+    assert loads and max(loads) >= LANES, f"no {LANES}-wide loads: {loads}"
+    assert not GATHER.search(ir), "a contiguous read was compiled as a gather"
+
+
+GRAPHS["layer norm rows, parallel"] = ("""
+graph(%x : Tensor, %w : Tensor, %b : Tensor):
+  %dims : int[] = prim::Constant[value=[-1]]()
+  %true : bool = prim::Constant[value=1]()
+  %false : bool = prim::Constant[value=0]()
+  %none : NoneType = prim::Constant()
+  %one : int = prim::Constant[value=1]()
+  %eps : float = prim::Constant[value=1.0000000000000001e-05]()
+  %mean : Tensor = aten::mean(%x, %dims, %true, %none)
+  %var : Tensor = aten::var(%x, %dims, %false, %true)
+  %c : Tensor = aten::sub(%x, %mean, %one)
+  %ve : Tensor = aten::add(%var, %eps, %one)
+  %s : Tensor = aten::sqrt(%ve)
+  %n : Tensor = aten::div(%c, %s)
+  %m : Tensor = aten::mul(%n, %w)
+  %y : Tensor = aten::add(%m, %b, %one)
+  return (%y)
+""", lambda: [np.ones((256, 1024), np.float32), np.ones((1024,), np.float32),
+              np.ones((1024,), np.float32)])
+
+
+def test_row_reduction_sums_and_epilogue_vectorize():
+    """A fused layer norm: the row sums (``row_math.tl_rsum_f32``, reassociated into partial
+    sums) and the elementwise passes over the row are full-width vector code without gathers
+    (the sums' blocks indexed from an offset were scalar: 15x slower)."""
+    ir = kernel_ir("layer norm rows, parallel")
+    sums = {int(w) for w in re.findall(r"\bfadd reassoc <(\d+) x float>", ir)}
+    assert sums and max(sums) >= LANES, f"row sums not vectorized: {sums}"
+    assert max(widths(ir)) >= LANES and not GATHER.search(ir)

@@ -64,7 +64,7 @@ from ..fuser.render import Renderer, uses_err
 from ..ir.graph import Value
 from .fast_paths import BLOCK, fast_body
 
-VERSION = 5
+VERSION = 6
 PARALLEL_THRESHOLD = 1 << 16
 KERNEL_DECORATOR = 'numba.njit(cache=True, fastmath=False, error_model="numpy", nogil=True{})'
 
@@ -406,8 +406,7 @@ class _Renderer(Renderer):
                        else f"    {name} = t % {count}")
         out += [f"    lo = bl * {tl}", f"    hi = min(lo + {tl}, n{last})",
                 f"    for i{q} in range(bq * {tq}, min(bq * {tq} + {tq}, n{q})):"]
-        inner = [_int_flag(line.replace(f"in range(n{last}):", "in range(lo, hi):"))
-                 for line in inner]
+        inner = [_int_flag(line) for line in _from_offset(inner, f"i{last}", f"n{last}")]
         return out + ["        " + line for line in inner]
 
     def bound(self, d: int) -> str:
@@ -434,16 +433,36 @@ def _int_flag(line: str) -> str:
     return line
 
 
+# Indexing with a signed integer costs a negative-index check (``i < 0: i += size``), which
+# LLVM drops when it can prove ``i >= 0``: it can for ``range(n)``, not for ``range(lo, hi)``,
+# and then the loop does not vectorize (a blocked sin kernel at 2^22: 5.6 ms against 1.9 ms).
+# A loop from an offset therefore indexes with ``i & _NONNEG``, the same int64 with its sign
+# bit known clear.
+_NONNEG = "np.int64(0x7FFFFFFFFFFFFFFF)"
+
+
+def _from_offset(lines: List[str], i: str, n: str) -> List[str]:
+    """``lines`` with each loop ``for {i} in range({n}):`` over ``range(lo, hi)`` instead."""
+    out = []
+    for line in lines:
+        indent = line[:len(line) - len(line.lstrip())]
+        if line.strip() == f"for {i} in range({n}):":
+            out += [f"{indent}for {i}_ in range(lo, hi):", f"{indent}    {i} = {i}_ & {_NONNEG}"]
+        else:
+            out.append(line)
+    return out
+
+
 def _blocked(i: str, n: str, rng: str, body: List[str], fast: List[str]) -> List[str]:
     """A 1-D loop over ``n`` elements as blocks of ``BLOCK``: ``fast`` over each, ``body``
     again where a guard fired (``fast_paths``)."""
+    def block(lines: List[str]) -> List[str]:
+        return _from_offset([f"for {i} in range({n}):"] + ["    " + s for s in lines], i, n)
     return [f"for b in {rng}(({n} + {BLOCK - 1}) // {BLOCK}):",
             f"    lo = b * {BLOCK}",
             f"    hi = min(lo + {BLOCK}, {n})",
-            "    bad = False",
-            f"    for {i} in range(lo, hi):"] + ["        " + s for s in fast] + [
-            "    if bad:",
-            f"        for {i} in range(lo, hi):"] + ["            " + s for s in body]
+            "    bad = False"] + ["    " + s for s in block(fast)] + [
+            "    if bad:"] + ["        " + s for s in block(body)]
 
 
 def vector_bits() -> int:

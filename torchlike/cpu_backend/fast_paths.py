@@ -9,12 +9,14 @@ huge?"); a Numba loop cannot, so the kernel does it per block of elements instea
         lo = b * 2048
         hi = min(lo + 2048, n)
         bad = False
-        for i in range(lo, hi):                # vectorized: the fast forms, plus the guards
+        for i_ in range(lo, hi):               # vectorized: the fast forms, plus the guards
+            i = i_ & np.int64(0x7FFFFFFFFFFFFFFF)   # (codegen._from_offset: no index checks)
             v1 = tl_sin_fast_f32(a0)
             bad |= tl_trig_huge_f32(a0)        # an OR reduction, vectorized too
             o0[i] = v1
         if bad:                                # rare: redo the block with the exact forms
-            for i in range(lo, hi):
+            for i_ in range(lo, hi):
+                i = i_ & np.int64(0x7FFFFFFFFFFFFFFF)
                 v1 = tl_sin_f32(a0)
                 o0[i] = v1
 
