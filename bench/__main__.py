@@ -5,6 +5,7 @@
     python -m bench --device cuda --out bench/out      # GPU (CuPy), 2^10..2^26
     python -m bench --quick --filter gelu,chain --modes torchlike,numpy,numba
     python -m bench --filter chain_affine_8 --sizes 20 --modes torch,torch.compile,torchlike
+    python -m bench --suite reductions --sizes 20,22,24 --out bench/results/reductions
 
 Writes ``results.json`` (schema ``torchlike.bench/3``, fields in ``bench/README.md``; runs for
 other devices already in the folder are kept), ``report.md`` and, where matplotlib is
@@ -53,6 +54,10 @@ def parse_args(argv=None):
     parser.add_argument("--filter", default="",
                         help="only workloads whose name contains one of these comma-separated "
                              "pieces")
+    parser.add_argument("--suite", choices=["elementwise", "reductions"], default="elementwise",
+                        help="elementwise (default): the hand-written and corpus workloads; "
+                             "reductions: softmax, norms, logsumexp, ... over rows of 64, 1024 "
+                             "and 32768 (bench/reduction_workloads.py)")
     parser.add_argument("--sizes", default="", help="comma-separated log2 sizes, e.g. 10,16,22")
     parser.add_argument("--modes", default="", help="comma-separated modes to run (default all)")
     parser.add_argument("--no-seed", action="store_true",

@@ -275,7 +275,7 @@ def run_cpu(args, allocator_env: dict, cache_dir: str) -> int:
     dev = CpuDevice()
     sizes = [int(s) for s in args.sizes.split(",") if s] or dev.default_sizes(args.quick)
     wanted = set(m for m in args.modes.split(",") if m)
-    workloads = select(args.filter, "cpu")
+    workloads = select(args.filter, "cpu", args.suite)
     if not workloads:
         print(f"no workload matches --filter {args.filter!r}", file=sys.stderr)
         return 2

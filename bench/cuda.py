@@ -382,7 +382,7 @@ def run_cuda(args, allocator_env: dict, cache_dir: str) -> int:
     sizes = [int(s) for s in args.sizes.split(",") if s] or dev.default_sizes(args.quick)
     wanted = set(m for m in args.modes.split(",") if m)
     pieces = [p for p in args.filter.split(",") if p]
-    workloads = select(args.filter, "cuda") + [
+    workloads = select(args.filter, "cuda", args.suite) + [
         w for w in row_workloads() if not pieces or any(p in w.name for p in pieces)]
     if not workloads:
         print(f"no workload matches --filter {args.filter!r}", file=sys.stderr)

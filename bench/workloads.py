@@ -595,11 +595,15 @@ WORKLOADS = [
 ]
 
 
+SUITES = ("elementwise", "reductions")
+
+
 def all_workloads():
     """The hand-written workloads, then the corpus's (``corpus.workloads()``; none where the
-    corpus folder is missing)."""
+    corpus folder is missing), then the fused-reduction ones (``reduction_workloads``)."""
     from .corpus import workloads as corpus_workloads
-    return WORKLOADS + corpus_workloads(WORKLOADS)
+    from .reduction_workloads import reduction_workloads
+    return WORKLOADS + corpus_workloads(WORKLOADS) + reduction_workloads()
 
 
 def by_name(name: str) -> Workload:
@@ -609,8 +613,13 @@ def by_name(name: str) -> Workload:
     raise KeyError(f"no workload named {name!r}")
 
 
-def select(pattern: str = "", device: str = "cpu"):
-    """The workloads whose name contains any of the comma-separated ``pattern`` pieces."""
+def select(pattern: str = "", device: str = "cpu", suite: str = "elementwise"):
+    """The workloads of ``suite`` (``elementwise``: the hand-written and corpus ones;
+    ``reductions``: those tagged ``reduction``) whose name contains any of the comma-separated
+    ``pattern`` pieces."""
+    if suite not in SUITES:
+        raise ValueError(f"unknown suite {suite!r}: expected one of {', '.join(SUITES)}")
     pieces = [p for p in pattern.split(",") if p]
     return [w for w in all_workloads() if (device == "cuda" or not w.gpu_only)
+            and ("reduction" in w.tags) == (suite == "reductions")
             and (not pieces or any(p in w.name for p in pieces))]

@@ -76,20 +76,30 @@ def test_cuda_without_a_gpu_exits_cleanly(tmp_path):
     assert not (tmp_path / "gpu" / "results.json").exists()
 
 
-def test_every_workload_and_peer_agrees_with_numpy():
-    """What the harness checks before timing, at 2^6 elements: torchlike, the interpreter and
-    every in-process peer give the reference's answer (dtype, shape, values) for every CPU
-    workload, the corpus graphs included (their reference is the interpreter)."""
+@pytest.mark.parametrize("suite", ["elementwise", "reductions"])
+def test_every_workload_and_peer_agrees_with_numpy(suite):
+    """What the harness checks before timing, at 2^6 elements (2^15 for the reductions: one
+    whole row of 32768): torchlike, the interpreter and every in-process peer give the
+    reference's answer (dtype, shape, values) for every CPU workload, the corpus graphs included
+    (their reference is the interpreter), and each reduction workload is one fused kernel."""
     from bench import common
     from bench.cpu import CpuDevice
     from bench.workloads import select
+    from torchlike import jit
     dev = CpuDevice()
     rng = np.random.default_rng(3)
     seen = set()
-    workloads = select("", "cpu")
-    assert any(w.name.startswith("corpus:") for w in workloads)
+    workloads = select("", "cpu", suite)
+    if suite == "elementwise":
+        assert any(w.name.startswith("corpus:") for w in workloads)
+    else:
+        assert len(workloads) == 21 and all("reduction" in w.tags for w in workloads)
     for w in workloads:
-        xs = w.make_inputs(1 << 6, rng)
+        xs = w.make_inputs(1 << (6 if suite == "elementwise" else 15), rng)
+        if suite == "reductions":
+            graph = jit.script(w.fn).graph_for(*xs)
+            kinds = [n.kind for n in graph.nodes]
+            assert kinds.count("prim::FusionGroup") == 1, (w.name, str(graph))
         ref = common.reference(w, xs)
         modes, why_not = dev.modes(w, xs, quick=True, wanted=set(), cache={}, log2n=6)
         assert {"torchlike", "interpreter"} <= set(modes), w.name
@@ -97,8 +107,8 @@ def test_every_workload_and_peer_agrees_with_numpy():
         for mode, fn in modes.items():
             assert common.check(fn(*xs), ref) is None, (w.name, mode, common.check(fn(*xs), ref))
             seen.add(mode)
-    if common.optional("numba") is not None:
-        assert "numba" in seen
+    if common.optional("numba") is not None and suite == "elementwise":
+        assert "numba" in seen  # (no hand-written Numba kernel for the reductions)
 
 
 def test_corpus_inputs_scale_keeping_broadcasts_and_ratios():

@@ -14,6 +14,7 @@ from numpy import maximum as np_maximum
 
 import torchlike
 import torchlike as tl
+from torchlike import jit
 from torchlike import sigmoid as tl_sigmoid
 from torchlike.errors import ScriptError
 from torchlike.frontend.script import script_graph
@@ -638,3 +639,18 @@ def test_script_errors_quote_the_line_with_a_caret(fn, message, marker):
 def test_script_error_is_a_syntax_error_subclass_naming_the_file():
     with pytest.raises(SyntaxError, match="test_script.py"):
         script_graph(uses_comprehension)
+
+
+def _var_unbiased_kw(x):
+    return x.var(-1, keepdim=True, unbiased=False) + x.std(0, unbiased=True).sum()
+
+
+def test_var_std_take_pytorchs_unbiased_keyword():
+    """``unbiased=`` (var/std's bool overload) lands where ``correction`` does, as PyTorch's
+    graph has it: a bool there is a correction of 0 or 1."""
+    x = np.random.default_rng(0).standard_normal((5, 7)).astype(np.float32)
+    f = jit.script(_var_unbiased_kw)
+    assert "aten::var(%x, %" in str(f.graph) and "unbiased" not in str(f.graph)
+    want = x.var(-1, keepdims=True) + x.std(0, ddof=1).sum()
+    np.testing.assert_allclose(f(x), want, rtol=1e-5)
+    np.testing.assert_allclose(jit.trace(_var_unbiased_kw, (x,))(x), want, rtol=1e-5)

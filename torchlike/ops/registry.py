@@ -113,8 +113,11 @@ class OpDef:
 
 _OPTIONS = ("dtype", "layout", "device", "pin_memory")  # a factory's TensorOptions, in order
 
-# numpy's keyword names that PyTorch's Python API also accepts for ``dim`` and ``keepdim``
-KWARG_ALIASES: Dict[str, str] = {"axis": "dim", "keepdims": "keepdim"}
+# numpy's keyword names that PyTorch's Python API also accepts for ``dim`` and ``keepdim``;
+# and ``unbiased``, the bool of var/std's older overload (``var.dim(self, dim, bool unbiased,
+# bool keepdim)``), which sits where ``correction`` does: PyTorch's graph passes the bool there
+# (``aten::var(%x, %dims, %false, %true)``) and the op reads a bool as 0 or 1.
+KWARG_ALIASES: Dict[str, str] = {"axis": "dim", "keepdims": "keepdim", "unbiased": "correction"}
 
 
 def is_int_literal(a: Any) -> bool:
