@@ -35,6 +35,7 @@ accumulates and computes in float32 and is rounded once, as PyTorch does.
 from __future__ import annotations
 
 import math
+import re
 from typing import Dict, List, Set
 
 from ..fuser.backend import GroupSpec, KernelSource, Unsupported, ValueKind
@@ -48,6 +49,20 @@ from .codegen import F16_HELPERS, KERNEL_DECORATOR, NumbaKernelInfo, _Renderer, 
 _SUFFIX = {"float32": "f32", "float64": "f64"}
 EXTREMES = ("aten::amax", "aten::amin", "aten::max", "aten::min", "aten::argmax", "aten::argmin")
 _ROWS_PER_CHUNK_ELEMENTS = 16384  # a parallel chunk holds at least this many elements
+
+
+_DIRECT_CALL = re.compile(r"tl_r\w+\(f\d+, base, N\)")
+
+
+def _shared_calls(after: List[str], p: int) -> List[str]:
+    """``after`` with each row reduction of an input that two reductions of pass ``p`` make
+    (layer norm's mean and var's own mean: both ``tl_rsum_f32(f0, base, N)``) computed once."""
+    calls = _DIRECT_CALL.findall("\n".join(after))
+    shared = [c for c in dict.fromkeys(calls) if calls.count(c) > 1]
+    head = [f"d{p}_{k} = {c}" for k, c in enumerate(shared)]
+    for k, c in enumerate(shared):
+        after = [a.replace(c, f"d{p}_{k}") for a in after]
+    return head + after
 
 
 def _math(name: str, dtype: str, x: str) -> str:
@@ -242,7 +257,7 @@ class RowRenderer(_Renderer):
                 after.append(f"s{q} = {self.reduce_call('sum', r, buf, direct)}")
                 if kind == "aten::log_softmax":
                     after.append(f"l{q} = {_math('log', r.acc, f's{q}')}")
-        return loop_wanted, stores, after
+        return loop_wanted, stores, _shared_calls(after, p)
 
     def emit_pass(self, p: int, loop_wanted, stores) -> List[str]:
         """The loop over the row storing each reduction's operand into its buffer."""
