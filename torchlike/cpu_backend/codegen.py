@@ -324,7 +324,8 @@ class _Renderer(Renderer):
             d = self.rank - r + j
             idx = "0" if one or j in fixed else f"i{d}"
             if read and info.chunk is not None and info.chunk[2] == j and info.chunk[0]:
-                idx = f"{idx} + {info.chunk[0]} * c{info.input}"
+                # (the sum's sign is unknown to LLVM: see ``_NONNEG``)
+                idx = f"({idx} + {info.chunk[0]} * c{info.input}) & {_NONNEG}"
             parts.append(idx)
         return "[" + ", ".join(parts) + "]"
 
