@@ -5,6 +5,7 @@ eagerly on numpy arrays, or with PyTorch's own answers from the corpus."""
 import inspect
 import linecache
 import math
+import re
 from collections import Counter
 
 import numpy as np
@@ -654,3 +655,21 @@ def test_var_std_take_pytorchs_unbiased_keyword():
     want = x.var(-1, keepdims=True) + x.std(0, ddof=1).sum()
     np.testing.assert_allclose(f(x), want, rtol=1e-5)
     np.testing.assert_allclose(jit.trace(_var_unbiased_kw, (x,))(x), want, rtol=1e-5)
+
+
+def _max_dim_pair(x):
+    v, i = tl.max(x, -1)
+    lo, j = x.min(0, keepdim=True)
+    return v + lo.sum(), i + j.sum(), tl.max(x), tl.max(x, x * 2.0)
+
+
+def test_max_min_with_a_dim_give_values_and_indices():
+    """``max(x, dim)`` is max.dim: two results (values, indices), unpacked as in PyTorch;
+    ``max(x)`` and ``max(x, other)`` stay one."""
+    x = np.random.default_rng(1).standard_normal((4, 6)).astype(np.float32)
+    f = jit.script(_max_dim_pair)
+    assert re.search(r"%v : Tensor, %i : \w+ = aten::max\(%x", str(f.graph)), str(f.graph)
+    want = (x.max(-1) + x.min(0, keepdims=True).sum(), x.argmax(-1) + x.argmin(0).sum(),
+            x.max(), np.maximum(x, x * np.float32(2.0)))
+    for got, w in zip(f(x), want, strict=True):
+        np.testing.assert_array_equal(got, w)

@@ -221,6 +221,8 @@ class GraphBuilder:
         if kind in ("aten::chunk", "aten::split", "aten::unbind"):
             return [ListType(TENSOR)]  # a Tensor[] result, unpacked by the caller
         n = op.num_outputs if op is not None and op.num_outputs else 1
+        if op is not None and op.output_count is not None:
+            n = op.output_count([v.type for v in inputs])
         return [TENSOR] * n
 
     def argument(self, arg, param: Param, node) -> Value:

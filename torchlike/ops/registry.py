@@ -44,6 +44,8 @@ class OpDef:
     impl: Callable[..., Any]
     category: str = "other"                 # elementwise | reduction | shape | prim | control | other
     num_outputs: Optional[int] = 1          # None: as many as the node has (ListUnpack, ...)
+    output_count: Optional[Callable] = None  # (bound input types) -> outputs a new node gets,
+                                            # for ops whose overloads differ (max.dim: 2)
     infer: Optional[Callable] = None        # infer(node, input_types) -> list of output types
     pure: bool = True                       # False: never removed or merged by DCE/CSE (Print)
     foldable: bool = True                   # False: never evaluated at compile time (random,
