@@ -181,3 +181,43 @@ def test_rows_only_backends_refuse_columns():
         plan_rows(spec)
     plan = plan_rows(spec, layouts=("rows", "columns"))
     assert plan.layout == "columns" and plan.dims == (0,) and plan.k == 1
+
+
+LN_BACKWARD_SHAPED = """
+graph(%g : Float(64, 96), %x : Float(64, 96), %rs : Float(64, 1), %w : Float(96)):
+  %none : NoneType = prim::Constant()
+  %false : bool = prim::Constant[value=0]()
+  %true : bool = prim::Constant[value=1]()
+  %cols : int[] = prim::Constant[value=[0]]()
+  %rows : int[] = prim::Constant[value=[-1]]()
+  %one : int = prim::Constant[value=1]()
+  %xh : Tensor = aten::mul(%x, %rs)
+  %gx : Tensor = aten::mul(%g, %xh)
+  %dw : Tensor = aten::sum(%gx, %cols, %false, %none)
+  %db : Tensor = aten::sum(%g, %cols, %false, %none)
+  %gw : Tensor = aten::mul(%g, %w)
+  %s : Tensor = aten::sum(%gw, %rows, %true, %none)
+  %dx : Tensor = aten::sub(%gw, %s, %one)
+  return (%dx, %dw, %db)
+"""
+
+
+def test_reductions_of_different_layouts_form_groups_of_their_own(strict_cpu):
+    """A layer norm's backward: per-row sums and the weight's column sums (of ``g * x * rs``,
+    ``rs`` one value per row) are different kernels; the partitioner keeps them apart (one
+    group of both would split, every reduction interpreted) and a per-row input of a column
+    reduction is read once per swept row (``rowval``)."""
+    graph = parse_graph(LN_BACKWARD_SHAPED)
+    f = jit.ScriptFunction(graph)
+    shape = (64, 96)
+    g, x, w = data(shape, "float32"), data(shape, "float32"), data(shape[1:], "float32")
+    rs = np.abs(data((shape[0], 1), "float32")) + np.float32(0.5)
+    fused = f.graph_for(g, x, rs, w)  # specialized: the shapes decide the groups
+    groups = [n for n in fused.nodes if n.kind == "prim::FusionGroup"]
+    assert len(groups) >= 2, str(fused)
+    jit.reset_stats()
+    got = f(g, x, rs, w)
+    s = jit.stats()
+    assert s["groups_split"] == 0 and s["fallbacks"] == {} and s["cache_misses"] >= 2, s
+    for a, b in zip(got, interpreted(graph, g, x, rs, w), strict=True):
+        close(a, b, "float32", "ln backward")

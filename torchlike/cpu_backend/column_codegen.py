@@ -74,6 +74,10 @@ class ColumnRenderer(RowRenderer):
                 lines.append(f"v{k}[j] = {self.result(o, self.op_expr(o))}")
         return lines
 
+    def element_at(self, i: int) -> str:
+        """A ``rowval`` input is one value per swept row ``r`` (``column_plan``)."""
+        return f"f{i}[o * R + r]" if self.plan.inputs[i] == "rowval" else super().element_at(i)
+
     def uniform_lines(self) -> List[str]:
         lines = []
         for i, param in enumerate(self.spec.subgraph.inputs):
@@ -220,7 +224,7 @@ class ColumnRenderer(RowRenderer):
         head = [f"O = {size(range(a))}", f"R = {size(range(a, b))}",
                 f"I = {size(range(b, len(plan.shape)))}"]
         head += [f"f{i} = in{i}.reshape(in{i}.size)" for i, c in enumerate(plan.inputs)
-                 if c in ("full", "perrow", "colvec")]
+                 if c in ("full", "perrow", "colvec", "rowval")]
         head += [f"o{t} = out{t}.reshape(out{t}.size)" for t in range(len(self.outputs))]
         # enough units for the threads, each a block of columns that stays in cache
         head += [f"ic = min(max(64, ((I + 7) // 8 + 15) // 16 * 16), {_COLUMNS_PER_UNIT})",

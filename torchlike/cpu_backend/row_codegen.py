@@ -92,6 +92,10 @@ class RowRenderer(_Renderer):
         return self.cast(self.names[r.operand], self.spec.values[r.operand].carrier, r.acc)
 
     # -- per element ---------------------------------------------------------------------------
+    def element_at(self, i: int) -> str:
+        """Where input ``i`` is read for the element at ``j`` of the row."""
+        return f"w{i}[j]" if self.plan.inputs[i] == "full" else f"f{i}[j]"
+
     def element_lines(self, wanted: List[Value], loop_pass: int) -> List[str]:
         """Statements computing the per-element ``wanted`` values at ``j`` (inputs loaded,
         producers computed; values buffered by an earlier pass read back)."""
@@ -113,9 +117,7 @@ class RowRenderer(_Renderer):
                 if param in self.buffered:
                     lines.append(f"x{i} = {self.buffered[param]}[j]")
                     continue
-                cls = plan.inputs[i]
-                at = f"w{i}[j]" if cls == "full" else f"f{i}[j]"
-                lines.append(f"x{i} = {self.load(at, spec.values[param].dtype)}")
+                lines.append(f"x{i} = {self.load(self.element_at(i), spec.values[param].dtype)}")
         for node in self.nodes:
             out = node.outputs[0]
             if out not in need:

@@ -10,7 +10,9 @@ the contiguous columns -- vectorized -- accumulates into one accumulator per col
 Each input is one of: ``full`` (the whole shape, read at ``(o * R + r) * I + i``),
 ``perrow`` (the keepdim shape ``outer + 1s + inner``: one value per column, read at
 ``o * I + i``), ``colvec`` (only the inner dims, broadcast over the rest: read at ``i``),
-``uniform`` (size 1), ``scalar``.  Levels as in the row layout: 2 per element, 1 one value per
+``rowval`` (the dims up to the reduced ones, 1 for the inner ones: one value per reduced row,
+broadcast over the columns -- the per-row ``rsqrt(var)`` a layer norm's weight gradient
+multiplies by; read once per row at ``o * R + r``), ``uniform`` (size 1), ``scalar``.  Levels as in the row layout: 2 per element, 1 one value per
 (outer, column) -- kept in a small array per block of columns --, 0 uniform.  A per-column
 value may meet per-element ones when its shape broadcasts like the keepdim shape (every dim 1
 or the keepdim shape's): ``x - x.mean(0)`` of ``(N, C)`` without keepdim is such a case.
@@ -54,6 +56,7 @@ def plan_columns(spec: GroupSpec) -> RowPlan:
     keep_shape = shape[:a] + (1,) * (b - a) + shape[b:]
     kept = shape[:a] + shape[b:]
     colvec = (1,) * b + shape[b:]
+    rowval = shape[:b] + (1,) * (n - b)
     within = lambda t: (lambda p: p is not None and all(  # noqa: E731
         x in (1, y) for x, y in zip(p, keep_shape)))(padded(t, n))
     ones = lambda t: all(d == 1 for d in t)  # noqa: E731
@@ -78,6 +81,8 @@ def plan_columns(spec: GroupSpec) -> RowPlan:
             cls, lv = "perrow", 1
         elif p == colvec:
             cls, lv = "colvec", 1
+        elif p == rowval:
+            cls, lv = "rowval", 2
         else:
             raise Unsupported("unsupported input broadcast over some reduced or outer dims")
         classes.append(cls)

@@ -45,6 +45,8 @@ a group as one kernel, one parallel pass per row.  Where a group is cut, and why
 * a reduction with a ``dtype=`` or with non-constant dims/keepdim/correction, of a non-float
   input, ``argmax`` over every dim, a norm of another order than 1, 2, inf: not fusible, the group ends there (``decisions`` says which rule; docs/reductions.md
   has the whole table);
+* two groups whose reductions reduce different shapes or dims (as far as the types know:
+  a layer norm's backward has row sums and column sums) are not merged (``_reduced``);
 * at run time, when the exact inputs do not fit the row case -- a non-contiguous input, an
   input broadcast inside a row, reduced dims that are not one contiguous range (other
   dims than the trailing ones run as the CPU's transposed ``columns`` layout), a per-row
@@ -80,7 +82,7 @@ from ..passes.unroll_loops import unroll_loops
 from . import decisions
 from .chunk_motion import BROADCASTING_CHUNK, move_chunks
 from .mutation_order import mutation_order
-from .row_reduce import why_not_row_reduction
+from .row_reduce import ROW_REDUCTIONS, Reduction, parse_reduction, why_not_row_reduction
 
 FUSION_GROUP = "prim::FusionGroup"
 CONSTANT_CHUNK = "prim::ConstantChunk"
@@ -222,6 +224,26 @@ class _Item:
         self.alive = True
 
 
+def _reduced(item: _Item) -> Set[Tuple]:
+    """(input shape, reduced dims) of the item's reductions whose input shape the types know.
+    One kernel reduces one shape over one set of dims: a group joining two (a layer norm's
+    backward: row sums and the weight's column sums) would be split at run time, every
+    reduction of it interpreted; kept apart, each runs as its own kernel."""
+    out = set()
+    for m in item.members:
+        if m.kind not in ROW_REDUCTIONS:
+            continue
+        t = m.inputs[0].type
+        shape = t.shape if isinstance(t, TensorType) else None
+        r = parse_reduction(m)
+        if shape is None or any(d is None for d in shape) or not isinstance(r, Reduction):
+            continue
+        n = len(shape)
+        dims = tuple(range(n)) if r.all_dims else tuple(sorted({d % n for d in r.dims}))
+        out.add((tuple(shape), dims))
+    return out
+
+
 class _Desc:
     """Heap entry wrapper: the largest key pops first."""
 
@@ -318,8 +340,12 @@ class _BlockPartition:
 
     # -- merging -----------------------------------------------------------------------------
     def try_merge(self, a: _Item, b: _Item) -> bool:
-        """Merge the earlier of ``a``, ``b`` into the later one, unless that makes a cycle."""
+        """Merge the earlier of ``a``, ``b`` into the later one, unless that makes a cycle or
+        joins reductions of different shapes (``_reduced``)."""
         if a is b or not (a.fusible and b.fusible and a.alive and b.alive):
+            return False
+        ra, rb = _reduced(a), _reduced(b)
+        if ra and rb and ra != rb:
             return False
         lo, hi = (a, b) if a.key < b.key else (b, a)
         for chunk in lo.chunks + hi.chunks:  # a chunk's inputs must stay group inputs
