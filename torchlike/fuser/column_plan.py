@@ -12,8 +12,9 @@ Each input is one of: ``full`` (the whole shape, read at ``(o * R + r) * I + i``
 ``o * I + i``), ``colvec`` (only the inner dims, broadcast over the rest: read at ``i``),
 ``rowval`` (the dims up to the reduced ones, 1 for the inner ones: one value per reduced row,
 broadcast over the columns -- the per-row ``rsqrt(var)`` a layer norm's weight gradient
-multiplies by; read once per row at ``o * R + r``), ``uniform`` (size 1), ``scalar``.  Levels as in the row layout: 2 per element, 1 one value per
-(outer, column) -- kept in a small array per block of columns --, 0 uniform.  A per-column
+multiplies by; read once per row at ``o * R + r``), ``uniform`` (size 1), ``scalar``.  Levels
+as in the row layout: 2 per element, 1 one value per (outer, column) -- kept in a small array
+per block of columns --, 0 uniform.  A per-column
 value may meet per-element ones when its shape broadcasts like the keepdim shape (every dim 1
 or the keepdim shape's): ``x - x.mean(0)`` of ``(N, C)`` without keepdim is such a case.
 
