@@ -82,7 +82,7 @@ from ..passes.unroll_loops import unroll_loops
 from . import decisions
 from .chunk_motion import BROADCASTING_CHUNK, move_chunks
 from .mutation_order import mutation_order
-from .row_reduce import ROW_REDUCTIONS, Reduction, parse_reduction, why_not_row_reduction
+from .row_reduce import reduced_signature, why_not_row_reduction
 
 FUSION_GROUP = "prim::FusionGroup"
 CONSTANT_CHUNK = "prim::ConstantChunk"
@@ -225,23 +225,10 @@ class _Item:
 
 
 def _reduced(item: _Item) -> Set[Tuple]:
-    """(input shape, reduced dims) of the item's reductions whose input shape the types know.
-    One kernel reduces one shape over one set of dims: a group joining two (a layer norm's
-    backward: row sums and the weight's column sums) would be split at run time, every
-    reduction of it interpreted; kept apart, each runs as its own kernel."""
-    out = set()
-    for m in item.members:
-        if m.kind not in ROW_REDUCTIONS:
-            continue
-        t = m.inputs[0].type
-        shape = t.shape if isinstance(t, TensorType) else None
-        r = parse_reduction(m)
-        if shape is None or any(d is None for d in shape) or not isinstance(r, Reduction):
-            continue
-        n = len(shape)
-        dims = tuple(range(n)) if r.all_dims else tuple(sorted({d % n for d in r.dims}))
-        out.add((tuple(shape), dims))
-    return out
+    """The item's known ``reduced_signature``s.  A group joining two (a layer norm's backward:
+    row and column sums) would split at run time, every reduction interpreted."""
+    sigs = (reduced_signature(m) for m in item.members)
+    return {s for s in sigs if s is not None}
 
 
 class _Desc:

@@ -162,6 +162,22 @@ def parse_reduction(node: Node) -> Any:
                      indices=indices)
 
 
+def reduced_signature(node: Node) -> Optional[Tuple[Tuple[int, ...], Tuple[int, ...]]]:
+    """``(input shape, reduced dims >= 0)`` of a fusible reduction node whose input shape the
+    types know (every dim for a full reduction), else None: two reductions fit one kernel only
+    when these are equal (the partitioner keeps others apart)."""
+    if node.kind not in ROW_REDUCTIONS:
+        return None
+    t = node.inputs[0].type
+    shape = t.shape if isinstance(t, TensorType) else None
+    r = parse_reduction(node)
+    if shape is None or any(d is None for d in shape) or not isinstance(r, Reduction):
+        return None
+    n = len(shape)
+    dims = tuple(range(n)) if r.all_dims else tuple(sorted({d % n for d in r.dims}))
+    return tuple(shape), dims
+
+
 def _used(value: Value) -> bool:
     """Whether a node uses ``value`` or a block of its graph returns it."""
     if value.uses:
