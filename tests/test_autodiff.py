@@ -556,7 +556,7 @@ def test_corpus_graphs_against_finite_differences(case):
 
 
 @pytest.mark.parametrize("program", ["softmax", "log_softmax", "layer_norm"])
-def test_row_reduction_backward_is_one_kernel(program):
+def test_row_reduction_backward_groups(program):
     """The backward's row sums (softmax's sum(g * y), layer norm's recomputed mean and the two
     means of its input cotangent) join the elementwise work around them in one group; the
     weight's and bias's column sums (over dim 0) are a group of their own."""

@@ -442,13 +442,18 @@ def _int_flag(line: str) -> str:
 _NONNEG = "np.int64(0x7FFFFFFFFFFFFFFF)"
 
 
+def _offset_loop(i: str) -> List[str]:
+    """The head of a loop over ``range(lo, hi)`` whose body indexes with ``i``."""
+    return [f"for {i}_ in range(lo, hi):", f"    {i} = {i}_ & {_NONNEG}"]
+
+
 def _from_offset(lines: List[str], i: str, n: str) -> List[str]:
     """``lines`` with each loop ``for {i} in range({n}):`` over ``range(lo, hi)`` instead."""
     out = []
     for line in lines:
         indent = line[:len(line) - len(line.lstrip())]
         if line.strip() == f"for {i} in range({n}):":
-            out += [f"{indent}for {i}_ in range(lo, hi):", f"{indent}    {i} = {i}_ & {_NONNEG}"]
+            out += [indent + h for h in _offset_loop(i)]
         else:
             out.append(line)
     return out
@@ -458,7 +463,7 @@ def _blocked(i: str, n: str, rng: str, body: List[str], fast: List[str]) -> List
     """A 1-D loop over ``n`` elements as blocks of ``BLOCK``: ``fast`` over each, ``body``
     again where a guard fired (``fast_paths``)."""
     def block(lines: List[str]) -> List[str]:
-        return _from_offset([f"for {i} in range({n}):"] + ["    " + s for s in lines], i, n)
+        return _offset_loop(i) + ["    " + s for s in lines]
     return [f"for b in {rng}(({n} + {BLOCK - 1}) // {BLOCK}):",
             f"    lo = b * {BLOCK}",
             f"    hi = min(lo + {BLOCK}, {n})",
