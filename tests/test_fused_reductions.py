@@ -283,6 +283,24 @@ def test_composites_layer_norm_rms_norm_softmax(strict_cpu):
                 close(g, w, "float32", text.splitlines()[-1])
 
 
+@pytest.mark.parametrize("row", [64, 4096, 4097, 9000])
+def test_row_sums_in_the_filling_loop_and_blocked(strict_cpu, row):
+    """Rows of one sum block (<= 4096) sum a buffer in the loop that fills it; longer rows sum
+    it block by block after the loop: both branches of the kernel give the interpreter's
+    answer (softmax's sum of exp, layer norm's squared deviations, logsumexp, log_softmax)."""
+    rng = np.random.default_rng(row)
+    graphs = [(SOFTMAX_MANUAL, 1), (LAYER_NORM_STATS, 3), (reduction_graph("aten::logsumexp"), 1),
+              (reduction_graph("aten::log_softmax"), 1)]
+    for text, n_in in graphs:
+        graph = parse_graph(text)
+        fused = fuse(graph)
+        reductions_inside(fused)
+        args = [data((3, row), "float32")] + [
+            rng.standard_normal(row).astype(np.float32) for _ in range(n_in - 1)]
+        for g, w in zip(run_compiled(fused, *args), interpreted(graph, *args), strict=True):
+            close(g, w, "float32", f"{text.splitlines()[-1]} rows of {row}")
+
+
 def test_corpus_layernorm_manual_one_kernel(strict_cpu):
     for which in ("scripted", "traced"):
         fused = jit.fuse(parse_graph(graph_text("layernorm_manual", which)))

@@ -160,7 +160,7 @@ VECTOR_ARITH = re.compile(r"\bf(?:mul|add|sub|div) (?:\w+ )*<(\d+) x (?:double|f
                           r"|@llvm\.sqrt\.v(\d+)f(?:32|64)")
 # a call left in the kernel (libm's sqrt/sqrtf only appear on the errno path of the scalar
 # remainder loop, after LLVM partially inlines them as the sqrt instruction)
-SCALAR_CALL = re.compile(r"call [^@\n]*@(?!llvm\.(?:fabs|sqrt|memset|x86|assume|lifetime|is\.fpclass|fma\.)|sqrtf?\()"
+SCALAR_CALL = re.compile(r"call [^@\n]*@(?!llvm\.(?:fabs|sqrt|memset|x86|assume|lifetime|is\.fpclass|fma\.|maxnum\.|minnum\.)|sqrtf?\()"
                          r"([\w.]+)\(")
 
 

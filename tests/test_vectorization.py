@@ -325,3 +325,24 @@ def test_chunk_reads_are_vector_loads():
     loads = {int(w) for w in VECTOR_LOAD.findall(ir)}
     assert loads and max(loads) >= LANES, f"no {LANES}-wide loads: {loads}"
     assert not GATHER.search(ir), "a chunk read was compiled as a gather"
+
+
+GRAPHS["softmax rows, parallel"] = ("""
+graph(%x : Tensor):
+  %dim : int = prim::Constant[value=-1]()
+  %none : NoneType = prim::Constant()
+  %y : Tensor = aten::softmax(%x, %dim, %none)
+  return (%y)
+""", lambda: [np.ones((1024, 64), np.float32)])
+
+
+def test_row_reductions_are_inlined_and_the_exp_sum_is_one_loop():
+    """Softmax over short rows: the row max and sum helpers are inlined (a call per row cost
+    more than a 64-element reduction) and the sum of exp(x - max) accumulates, in vector
+    partial sums, in the loop that stores it (``tl_radd``): no row helper is called."""
+    ir = kernel_ir("softmax rows, parallel")
+    sums = {int(w) for w in re.findall(r"\bfadd reassoc <(\d+) x float>", ir)}
+    assert sums and max(sums) >= LANES, f"the exp sum is not vectorized: {sums}"
+    calls = re.findall(r"call [^\n]*@\"?[\w.]*(tl_r\w+|_keys_\w+)", ir)
+    assert not calls, f"row helpers called, not inlined: {calls}"
+    assert not GATHER.search(ir)

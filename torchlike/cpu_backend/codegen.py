@@ -64,7 +64,7 @@ from ..fuser.render import Renderer, uses_err
 from ..ir.graph import Value
 from .fast_paths import BLOCK, fast_body
 
-VERSION = 6
+VERSION = 7
 PARALLEL_THRESHOLD = 1 << 16
 KERNEL_DECORATOR = 'numba.njit(cache=True, fastmath=False, error_model="numpy", nogil=True{})'
 

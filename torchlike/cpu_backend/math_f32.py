@@ -16,7 +16,10 @@ generated kernels (``from torchlike.cpu_backend.scalar_math import *``) see them
 
 ``exp`` scales by ``2**n`` in two steps (``p * 2**n1 * 2**n2``): each factor is a normal float,
 the first product is exact, and the second rounds once, into the subnormals or to 0/inf as
-IEEE does.  sigmoid and silu divide by ``a + 2**-n2`` (exp(-x) = a * 2**n2) and scale by the
+IEEE does.  n is rounded by the fma that adds 1.5 * 2**23 (it then sits in the sum's low bits,
+whence both factors come by integer shifts: ``_split_scale``), and clamps are ``llvm.maxnum``/
+``minnum`` (one instruction each): exp went from ~40 vector instructions to 28 (1.7x faster in
+cache; softmax, sigmoid, silu and the activations with it).  sigmoid and silu divide by ``a + 2**-n2`` (exp(-x) = a * 2**n2) and scale by the
 power of two last, so results that are normal floats while exp(x) is subnormal (or exp(-x)
 overflows) keep their full precision.
 Polynomials use ``llvm.fma`` where Numba's target CPU has FMA (one instruction; multiply-add
@@ -83,6 +86,83 @@ def _pow2i(typingctx, n):
         k = builder.fptosi(args[0], _I32)
         k = builder.shl(builder.add(k, llvm_ir.Constant(_I32, 127)), llvm_ir.Constant(_I32, 23))
         return builder.bitcast(k, llvm_ir.FloatType())
+    return types.float32(types.float32), codegen
+
+
+def _minmax(name):
+    def typer(typingctx, a, b):
+        if not (a == b) or a not in (types.float32, types.float64):
+            return None
+        ty = llvm_ir.FloatType() if a == types.float32 else llvm_ir.DoubleType()
+
+        def codegen(context, builder, sig, args):
+            fn = builder.module.declare_intrinsic(name, [ty], llvm_ir.FunctionType(ty, [ty, ty]))
+            return builder.call(fn, args)
+        return a(a, a), codegen
+    typer.__name__ = "_fmax" if name == "llvm.maxnum" else "_fmin"
+    typer.__doc__ = (f"``{name}``: the larger (smaller) of a and b, the other operand where one "
+                     "is NaN.  Against a constant this is one x86 max/min instruction, where "
+                     "two chained selects (a clamp) become compares and blends.")
+    return intrinsic(typer)
+
+
+_fmax = _minmax("llvm.maxnum")
+_fmin = _minmax("llvm.minnum")
+
+
+def _magic_int(builder, t):
+    """The bits of ``t = n + _MAGIC`` (an integral n, |n| < 2**22, in t's low mantissa bits)
+    shifted so that ``n << 22`` and ``n << 23`` come out: _MAGIC's own bits vanish in both
+    shifts (its lowest set bit is bit 22), so no subtraction is needed."""
+    bits = builder.bitcast(t, _I32)
+    return (builder.shl(bits, llvm_ir.Constant(_I32, 22)),
+            builder.shl(bits, llvm_ir.Constant(_I32, 23)))
+
+
+def _split_codegen(inverse):
+    def codegen(context, builder, sig, args):
+        n22, n23 = _magic_int(builder, args[1])
+        k1 = builder.and_(n22, llvm_ir.Constant(_I32, -(1 << 23)))  # floor(n / 2) << 23
+        a = builder.add(builder.bitcast(args[0], _I32), k1)
+        k2 = builder.sub(n23, k1)  # (n - n1) << 23
+        one = llvm_ir.Constant(_I32, 127 << 23)
+        b = builder.sub(one, k2) if inverse else builder.add(k2, one)
+        f32 = llvm_ir.FloatType()
+        return context.make_tuple(builder, sig.return_type,
+                                  [builder.bitcast(a, f32), builder.bitcast(b, f32)])
+    return codegen
+
+
+@intrinsic
+def _split_scale(typingctx, p, t):
+    """(p * 2**n1, 2**n2) for ``t = n + _MAGIC`` (an integral n in [-200, 200]), n1 = floor(n / 2),
+    n2 = n - n1, and a p in [2**-2, 2**2): the first factor by adding n1 to p's exponent field
+    (exact, normal), the second built from the bits; integer work only (no conversions), so
+    the scaling of exp is 7 vector instructions where the conversion-based one took 12."""
+    if not (p == t == types.float32):
+        return None
+    return types.UniTuple(types.float32, 2)(types.float32, types.float32), _split_codegen(False)
+
+
+@intrinsic
+def _split_scale_inv(typingctx, p, t):
+    """(p * 2**n1, 2**-n2), as _split_scale (the second factor's reciprocal, exact)."""
+    if not (p == t == types.float32):
+        return None
+    return types.UniTuple(types.float32, 2)(types.float32, types.float32), _split_codegen(True)
+
+
+@intrinsic
+def _pow2_magic(typingctx, t):
+    """2**n for ``t = n + _MAGIC``, an integral n in [-126, 127] (from the bits: two integer
+    instructions, no conversion)."""
+    if t != types.float32:
+        return None
+
+    def codegen(context, builder, sig, args):
+        _, n23 = _magic_int(builder, args[0])
+        b = builder.add(n23, llvm_ir.Constant(_I32, 127 << 23))
+        return builder.bitcast(b, llvm_ir.FloatType())
     return types.float32(types.float32), codegen
 
 
@@ -160,18 +240,16 @@ _INF, _NAN = F(np.inf), F(np.nan)
 
 @_njit
 def _clamp_exp_arg(x):
-    """x clamped to [-110, 89], NaN replaced by 0 (the caller restores it): keeps the integer
-    conversions in range."""
-    xc = _EXP_LO if x < _EXP_LO else x
-    xc = _EXP_HI if xc > _EXP_HI else xc
-    return _ZERO if x != x else xc
+    """x clamped to [-110, 89], NaN to -110 (the caller restores it): keeps the exponent
+    arithmetic in range."""
+    return _fmin(_fmax(x, _EXP_LO), _EXP_HI)
 
 
 @_njit
 def _scale_parts(p, n):
-    """(p * 2**n1, 2**n2) with n1 + n2 = n, n in [-151, 128]: both factors normal floats."""
-    n1 = ((n * _HALF - _QUARTER) + _MAGIC) - _MAGIC  # floor(n / 2)
-    return p * _pow2i(n1), _pow2i(n - n1)
+    """(p * 2**n1, 2**n2) with n1 + n2 = n, n integral in [-200, 200], p in [2**-2, 2**2):
+    both factors normal floats."""
+    return _split_scale(p, n + _MAGIC)
 
 
 @_njit
@@ -181,18 +259,25 @@ def _exp_poly(r):
 
 
 @_njit
-def _exp_parts(x, lo):
-    """exp(x + lo) as (a, b), exp = a * b, for x in [-110, 89] and a tiny correction lo."""
-    n = (x * _LOG2E + _MAGIC) - _MAGIC
-    r = (x - n * _C1) - n * _C2 + lo
-    z = r * r
-    p = _fma(_exp_poly(r), z, r) + _ONE
-    return _scale_parts(p, n)
+def _exp_reduce(x):
+    """(t, r) with x = n ln2 + r, |r| <= ln2 / 2 (a little more), t = n + _MAGIC: n rounded
+    by the fma's own rounding, r by Cody-Waite (n * _C1 is exact)."""
+    t = _fma(x, _LOG2E, _MAGIC)
+    n = t - _MAGIC
+    return t, _fma(n, -_C2, _fma(n, -_C1, x))
+
+
+@_njit
+def _exp_parts(x):
+    """exp(x) as (a, b), exp = a * b, for x in [-110, 89]."""
+    t, r = _exp_reduce(x)
+    p = _fma(_exp_poly(r), r * r, r) + _ONE
+    return _split_scale(p, t)
 
 
 @_njit
 def tl_exp_f32(x):
-    a, b = _exp_parts(_clamp_exp_arg(x), _ZERO)
+    a, b = _exp_parts(_clamp_exp_arg(x))
     b = _ZERO if x < F(-104.0) else b  # exp rounds to 0: no underflowing product (slow on x86)
     return x if x != x else a * b
 
@@ -204,14 +289,12 @@ _EXP2_LO, _EXP2_HI = F(-151.0), F(128.0)  # 2**-151 rounds to 0; 2**128 is inf
 
 @_njit
 def tl_exp2_f32(x):
-    xc = _EXP2_LO if x < _EXP2_LO else x
-    xc = _EXP2_HI if xc > _EXP2_HI else xc
-    xc = _ZERO if x != x else xc
-    n = (xc + _MAGIC) - _MAGIC
-    r = xc - n  # exact, |r| <= 1/2
+    xc = _fmin(_fmax(x, _EXP2_LO), _EXP2_HI)  # NaN gives _EXP2_LO, restored below
+    t = xc + _MAGIC
+    r = xc - (t - _MAGIC)  # exact, |r| <= 1/2
     p0, p1, p2, p3, p4, p5 = _EXP2_P
     p = _fma(_fma(_fma(_fma(_fma(_fma(p0, r, p1), r, p2), r, p3), r, p4), r, p5), r, _ONE)
-    a, b = _scale_parts(p, n)
+    a, b = _split_scale(p, t)
     b = _ZERO if x < F(-150.0) else b  # rounds to 0: no underflowing product (slow on x86)
     return x if x != x else a * b
 
@@ -242,7 +325,7 @@ def tl_expm1_f32(x):
     mid = _expm1_poly(x) if abs(x) < F(0.34) else mid
     mid = x if abs(x) < _TINY else mid  # keeps -0.0 and the subnormals
     mid = F(-1.0) if x < F(-18.0) else mid
-    a, b = _exp_parts(_clamp_exp_arg(x), _ZERO)
+    a, b = _exp_parts(_clamp_exp_arg(x))
     mid = a * b - _ONE if x > F(20.0) else mid
     return x if x != x else mid
 
@@ -347,11 +430,9 @@ def tl_tanh_f32(x):
     z = x * x
     small = _fma(x * z, _fma(_fma(_fma(_fma(p0, z, p1), z, p2), z, p3), z, p4), x)
     t = _TWO * a
-    t = F(20.0) if t > F(20.0) else t
-    t = _ZERO if x != x else t
-    n = (t * _LOG2E + _MAGIC) - _MAGIC
-    r = (t - n * _C1) - n * _C2
-    e = (_fma(_exp_poly(r), r * r, r) + _ONE) * _pow2i(n)
+    t = _fmin(t, F(20.0))  # NaN gives 20 (the result is x below)
+    tm, r = _exp_reduce(t)
+    e = (_fma(_exp_poly(r), r * r, r) + _ONE) * _pow2_magic(tm)
     big = _ONE - _TWO / (e + _ONE)
     big = -big if x < _ZERO else big
     big = x if x != x else big
@@ -365,18 +446,12 @@ def _sigmoid_parts(x, lo):
     factors, b = 2**n2), 1 / (1 + a b) = (1 / (a + 1/b)) * (1/b); 1/b is a power of two, so the
     product a b, which overflows for x < -88.7, is never formed and the last step rounds once
     into the subnormals.  x is clamped to [-110, 110] (sigmoid(-110) rounds to 0)."""
-    t = -x
-    t = F(-110.0) if t < F(-110.0) else t
-    t = F(110.0) if t > F(110.0) else t
-    t = _ZERO if x != x else t
-    n = (t * _LOG2E + _MAGIC) - _MAGIC
-    r = (t - n * _C1) - n * _C2 - lo
+    t = _fmin(_fmax(-x, F(-110.0)), F(110.0))  # NaN gives -110 (callers restore NaN)
+    tm, r = _exp_reduce(t)
+    r = r - lo
     z = r * r
     p = _fma(_exp_poly(r), z, r) + _ONE
-    n1 = ((n * _HALF - _QUARTER) + _MAGIC) - _MAGIC
-    n2 = n - n1
-    a = p * _pow2i(n1)
-    ib = _pow2i(-n2)  # 1 / 2**n2, n2 in [-79, 80]
+    a, ib = _split_scale_inv(p, tm)  # ib = 1 / 2**n2, n2 in [-79, 80]
     return a + ib, ib
 
 
@@ -396,7 +471,7 @@ def tl_silu_f32(x):
 @_njit
 def tl_softplus_f32(x, beta, threshold):
     xb = x * np.float32(beta)
-    a, b = _exp_parts(_clamp_exp_arg(xb), _ZERO)
+    a, b = _exp_parts(_clamp_exp_arg(xb))
     b = _ZERO if xb < F(-104.0) else b  # exp rounds to 0
     e = a * b
     e = xb if xb != xb else e

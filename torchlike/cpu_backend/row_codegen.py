@@ -45,6 +45,7 @@ from ..ops import elementwise_base as ew
 from ..ops import registry
 from . import codegen
 from .codegen import F16_HELPERS, KERNEL_DECORATOR, NumbaKernelInfo, _Renderer, arg_types
+from .row_math import SUM_BLOCK
 
 _SUFFIX = {"float32": "f32", "float64": "f64"}
 EXTREMES = ("aten::amax", "aten::amin", "aten::max", "aten::min", "aten::argmax", "aten::argmin")
@@ -52,6 +53,7 @@ _ROWS_PER_CHUNK_ELEMENTS = 16384  # a parallel chunk holds at least this many el
 
 
 _DIRECT_CALL = re.compile(r"tl_r\w+\(f\d+, base, N\)")
+_BUFFER_SUM = re.compile(r"tl_rsum_(f32|f64)\((b\d+_\d+), 0, N\)")
 
 
 def _shared_calls(after: List[str], p: int) -> List[str]:
@@ -187,7 +189,20 @@ class RowRenderer(_Renderer):
         if planned is None:
             return []
         loop_wanted, stores, after = planned
-        return self.emit_pass(p, loop_wanted, stores) + after
+        loop = self.emit_pass(p, loop_wanted, stores)
+        sums = {buf: sfx for sfx, buf in _BUFFER_SUM.findall("\n".join(after))}
+        fused = [buf for buf, _, _ in stores if buf in sums]
+        if not fused:
+            return loop + after
+        # A row of one sum block: the loop that fills a buffer also sums it (tl_radd: partial
+        # sums, as tl_rsum's), one pass over the row less; longer rows sum block by block.
+        init = [f"a_{buf} = {'np.float32(0.0)' if sums[buf] == 'f32' else '0.0'}"
+                for buf in fused]
+        adds = [f"    a_{buf} = tl_radd_{sums[buf]}(a_{buf}, {buf}[j])" for buf in fused]
+        one = [_BUFFER_SUM.sub(lambda m: f"a_{m.group(2)}" if m.group(2) in fused
+                               else m.group(0), a) for a in after]
+        return ([f"if N <= {SUM_BLOCK}:"] + ["    " + s for s in init + loop + adds + one]
+                + ["else:"] + ["    " + s for s in loop + after])
 
     def plan_pass(self, p: int):
         """``(operands the loop computes, (buffer, its value, reduction) stores, statements

@@ -6,8 +6,8 @@ The kernels compile with ``fastmath=False``, where LLVM keeps ``s += a[i]`` in s
 and will not vectorize it; Numba's SLP vectorizer does not vectorize hand-written strided
 partial sums either (measured: scalar ``vaddss`` only).  So:
 
-* sums: only the helper's own additions carry ``reassoc`` (a flag on its instructions, kept
-  when LLVM inlines it into a kernel; nothing else of the kernel is reassociated): the loop
+* sums: only the helper's own additions carry ``reassoc`` (``tl_radd``: the flag on that one
+  instruction, kept wherever it is inlined; nothing else of the kernel is reassociated): the loop
   vectorizes into 16-lane partial sums (x LLVM's unroll).  The order is fixed by the compiled
   code, so a kernel gives the same sum on every call.  Each block of 4096 elements is summed so
   and its total added to a float64 running sum: the error grows with the block, not the row
@@ -19,6 +19,9 @@ partial sums either (measured: scalar ``vaddss`` only).  So:
   the infinities' (above +inf's for a positive NaN, below -inf's for a negative one), so one
   pass finds both the extreme and whether a NaN was there: any NaN makes the result NaN, as
   PyTorch's ``amax``/``amin``.  ``-0.0`` sorts below ``0.0``.
+
+The sum, max and min helpers are inlined into the kernel (``inline="always"``): a call per row
+costs more than the reduction of a short row (softmax over rows of 64 ran ~20% faster).
 """
 import numba
 import numpy as np
@@ -26,10 +29,25 @@ from llvmlite import ir
 from numba.core import types
 from numba.extending import intrinsic
 
-__all__ = ["tl_rsum_f32", "tl_rsum_f64", "tl_rmax_f32", "tl_rmax_f64", "tl_rmin_f32",
+__all__ = ["tl_radd_f32", "tl_radd_f64", "tl_rsum_f32", "tl_rsum_f64", "tl_rmax_f32", "tl_rmax_f64", "tl_rmin_f32",
            "tl_rmin_f64", "tl_rprod_f32", "tl_rprod_f64", "tl_rfind"]
 
-_BLOCK = 4096
+_BLOCK = SUM_BLOCK = 4096
+
+
+def _radd(typingctx, s, v):
+    if not (s == v) or s not in (types.float32, types.float64):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.fadd(args[0], args[1], flags=("reassoc",))
+    return s(s, s), codegen
+
+
+tl_radd_f32 = tl_radd_f64 = intrinsic(_radd)
+tl_radd_f32.__doc__ = """``s + v`` carrying LLVM's ``reassoc`` flag: a loop accumulating with it
+vectorizes into partial sums, as tl_rsum's (a row kernel sums a buffer in the loop that fills
+it: one pass over the row less).  Only this addition is reassociated."""
 
 
 @intrinsic
@@ -48,7 +66,7 @@ def _bits_f64(typingctx, x):
     return types.float64(types.int64), codegen
 
 
-@numba.njit(cache=True, fastmath={"reassoc"}, error_model="numpy", nogil=True)
+@numba.njit(cache=True, inline="always", error_model="numpy", nogil=True)
 def tl_rsum_f32(a, start, n):
     """sum(a[start:start + n]) in float32 (module docstring)."""
     total = 0.0
@@ -57,12 +75,12 @@ def tl_rsum_f32(a, start, n):
         v = a[start + c:start + c + m]  # a view from 0: see the module docstring
         s = np.float32(0.0)
         for i in range(m):
-            s += v[i]
+            s = tl_radd_f32(s, v[i])
         total += s
     return np.float32(total)
 
 
-@numba.njit(cache=True, fastmath={"reassoc"}, error_model="numpy", nogil=True)
+@numba.njit(cache=True, inline="always", error_model="numpy", nogil=True)
 def tl_rsum_f64(a, start, n):
     """sum(a[start:start + n]) in float64 (module docstring)."""
     total = 0.0
@@ -71,7 +89,7 @@ def tl_rsum_f64(a, start, n):
         v = a[start + c:start + c + m]  # a view from 0: see the module docstring
         s = 0.0
         for i in range(m):
-            s += v[i]
+            s = tl_radd_f64(s, v[i])
         total += s
     return total
 
@@ -81,37 +99,55 @@ _F32_HI, _F32_LO = np.int32(0x7F800000), np.int32(-2139095041)
 _F64_HI, _F64_LO = np.int64(0x7FF0000000000000), np.int64(-9218868437227405313)
 
 
-@numba.njit(cache=True, error_model="numpy", nogil=True)
+@intrinsic
+def _int_f32(typingctx, x):
+    """The int32 bits of the float32 ``x``."""
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(args[0], ir.IntType(32))
+    return types.int32(types.float32), codegen
+
+
+@intrinsic
+def _int_f64(typingctx, x):
+    """The int64 bits of the float64 ``x``."""
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(args[0], ir.IntType(64))
+    return types.int64(types.float64), codegen
+
+
+# The keys are taken from each element's bits (a bitcast), not from ``row.view(np.int32)``:
+# Numba's array .view() is a call with checks, per row: a 64-element row's max took 3x longer.
+@numba.njit(cache=True, inline="always", error_model="numpy", nogil=True)
 def _keys_f32(a, start, n):
     """(largest key, smallest key) of a float32 row."""
-    v = a[start:start + n].view(np.int32)
+    v = a[start:start + n]
     hi = np.int32(-2147483648)
     lo = np.int32(2147483647)
     mask = np.int32(0x7FFFFFFF)
     for i in range(n):
-        b = v[i]
+        b = _int_f32(v[i])
         k = b ^ ((b >> 31) & mask)
         hi = k if k > hi else hi
         lo = k if k < lo else lo
     return hi, lo
 
 
-@numba.njit(cache=True, error_model="numpy", nogil=True)
+@numba.njit(cache=True, inline="always", error_model="numpy", nogil=True)
 def _keys_f64(a, start, n):
     """(largest key, smallest key) of a float64 row."""
-    v = a[start:start + n].view(np.int64)
+    v = a[start:start + n]
     hi = np.int64(-9223372036854775808)
     lo = np.int64(9223372036854775807)
     mask = np.int64(0x7FFFFFFFFFFFFFFF)
     for i in range(n):
-        b = v[i]
+        b = _int_f64(v[i])
         k = b ^ ((b >> 63) & mask)
         hi = k if k > hi else hi
         lo = k if k < lo else lo
     return hi, lo
 
 
-@numba.njit(cache=True, error_model="numpy", nogil=True)
+@numba.njit(cache=True, inline="always", error_model="numpy", nogil=True)
 def tl_rmax_f32(a, start, n):
     """max(a[start:start + n]); NaN if any element is NaN; -inf when n == 0."""
     if n == 0:
@@ -122,7 +158,7 @@ def tl_rmax_f32(a, start, n):
     return _bits_f32(hi ^ ((hi >> 31) & np.int32(0x7FFFFFFF)))
 
 
-@numba.njit(cache=True, error_model="numpy", nogil=True)
+@numba.njit(cache=True, inline="always", error_model="numpy", nogil=True)
 def tl_rmin_f32(a, start, n):
     """min(a[start:start + n]); NaN if any element is NaN; inf when n == 0."""
     if n == 0:
@@ -133,7 +169,7 @@ def tl_rmin_f32(a, start, n):
     return _bits_f32(lo ^ ((lo >> 31) & np.int32(0x7FFFFFFF)))
 
 
-@numba.njit(cache=True, error_model="numpy", nogil=True)
+@numba.njit(cache=True, inline="always", error_model="numpy", nogil=True)
 def tl_rmax_f64(a, start, n):
     """max(a[start:start + n]); NaN if any element is NaN; -inf when n == 0."""
     if n == 0:
@@ -144,7 +180,7 @@ def tl_rmax_f64(a, start, n):
     return _bits_f64(hi ^ ((hi >> 63) & np.int64(0x7FFFFFFFFFFFFFFF)))
 
 
-@numba.njit(cache=True, error_model="numpy", nogil=True)
+@numba.njit(cache=True, inline="always", error_model="numpy", nogil=True)
 def tl_rmin_f64(a, start, n):
     """min(a[start:start + n]); NaN if any element is NaN; inf when n == 0."""
     if n == 0:
