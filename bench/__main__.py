@@ -25,22 +25,7 @@ import shutil
 import sys
 import tempfile
 
-ALLOCATOR_ENV = {"MALLOC_MMAP_MAX_": "0", "MALLOC_TRIM_THRESHOLD_": "68719476736"}
-# torchlike's CPU backend sets OMP_WAIT_POLICY=PASSIVE (setdefault) when it is imported, but the
-# OpenMP runtime reads it once, when it starts: in the harness torch's import or the copy floor's
-# Numba prange loop would start it first and torchlike's kernels would run with active waiting,
-# as no torchlike user's would (on a busy 2-core machine: 8 ms instead of 0.5 ms per parallel
-# region).  So the harness sets the same default before anything starts; every in-process mode
-# (torchlike, Numba, PyTorch, Inductor share one libgomp) runs under it; a value in the caller's
-# environment wins.  The run records it (machine.thread_env).
-OPENMP_ENV = {"OMP_WAIT_POLICY": "PASSIVE"}
-
-
-def _ensure_allocator_setting() -> None:
-    if all(os.environ.get(k) == v for k, v in ALLOCATOR_ENV.items()):
-        return
-    env = dict(os.environ, **ALLOCATOR_ENV)
-    os.execve(sys.executable, [sys.executable, "-m", "bench"] + sys.argv[1:], env)
+from .environment import ALLOCATOR_ENV, OPENMP_ENV, same_environment
 
 
 def parse_args(argv=None):
@@ -81,7 +66,7 @@ def main(argv=None) -> int:
             print(f"python -m bench --device cuda: {why}", file=sys.stderr)
             return 2
     if argv is None:
-        _ensure_allocator_setting()
+        same_environment("bench")
     cache_dir = args.cache_dir or tempfile.mkdtemp(prefix="torchlike-bench-cache-")
     os.makedirs(cache_dir, exist_ok=True)
     os.environ["TORCHLIKE_CACHE_DIR"] = cache_dir       # before torchlike is imported

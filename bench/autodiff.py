@@ -26,6 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .environment import same_environment
+
 CORPUS = Path(__file__).resolve().parent.parent / "tests" / "corpus" / "cases"
 
 
@@ -100,6 +102,8 @@ def main(argv=None) -> None:
     ap.add_argument("--out", default=None)
     ap.add_argument("--no-compile", action="store_true", help="leave torch.compile out")
     args = ap.parse_args(argv)
+    if argv is None:  # the harness's allocator and OpenMP settings (bench/environment.py)
+        same_environment("bench.autodiff")
     import torch
     from torch._dynamo.utils import counters
 

@@ -30,6 +30,7 @@ import numpy as np
 
 from .common import floor_fields, machine_info
 from .cpu import copy_bandwidth
+from .environment import same_environment
 from .timing import FULL, QUICK, summarize, time_call
 
 ROW = 1024
@@ -103,6 +104,8 @@ def main(argv=None) -> dict:
                         "machine disturb far less than parallel kernels")
     p.add_argument("--out", type=Path, default=None)
     args = p.parse_args(argv)
+    if argv is None:  # the harness's allocator and OpenMP settings (bench/environment.py)
+        same_environment("bench.onnx_bench")
 
     import onnx
     import onnxruntime as ort

@@ -1,8 +1,9 @@
 """Render a reduction over EVERY dim (``x.sum()``, ``((x - y) ** 2).mean()``, ``x - x.mean()``:
 the row layout with one row) into ONE Numba kernel that reduces in parallel, in two stages:
 each pass cuts the elements into segments, run in parallel, each reducing its segment block by
-block (the operand computed into a small buffer, reduced by ``row_math``'s vectorized helpers)
-into a partial; the partials are then combined in order (sums in float64, max/min propagating
+block into a partial (a sum accumulates in the loop that computes its operand, in vector partial
+sums: ``row_math.tl_radd``; max/min/prod compute it into a small buffer reduced by
+``row_math``'s vectorized helpers); the partials are then combined in order (sums in float64, max/min propagating
 NaN).  The per-row values (the mean, ``rsqrt(var + eps)``) are scalars between the passes, and
 an epilogue runs over the segments in parallel too.  An MSE::
 
@@ -12,16 +13,16 @@ an epilogue runs over the segments in parallel too.  An MSE::
     for s in prange(nseg):
         lo = s * 65536
         hi = min(N, lo + 65536)
-        b0_1 = np.empty(4096, np.float32)
         tb0_1 = np.float64(0.0)
         for c in range(lo, hi, 4096):
             m = min(4096, hi - c)
             w0 = f0[c:c + m]
             w1 = f1[c:c + m]
+            ab0_1 = np.float32(0.0)
             for j in range(m):
                 ...                              # (x - y) ** 2
-                b0_1[j] = v1
-            tb0_1 += tl_rsum_f32(b0_1, 0, m)
+                ab0_1 = tl_radd_f32(ab0_1, np.float32(v1))
+            tb0_1 += ab0_1
         Pb0_1[s] = tb0_1
     Tb0_1 = 0.0
     for s in range(nseg):
@@ -79,15 +80,21 @@ class FullRenderer(RowRenderer):
 
     def emit_pass(self, p: int, loop_wanted, stores) -> List[str]:
         body = self.element_lines(loop_wanted, p)
-        body += [f"{buf}[j] = {src(r)}" for buf, src, r in stores]
         rng = "prange" if self.parallel else "range"
-        head, seg, blk, tail, fin = [], [], [], [], []
-        for buf, _, _ in stores:
+        head, seg, pre, blk, tail, fin = [], [], [], [], [], []
+        for buf, src, r in stores:
             fn, acc = self.totals[buf]
             pt = "np.float64" if fn == "sum" else f"np.{acc}"
             head.append(f"P{buf} = np.empty(nseg, {pt})")
-            seg += [f"{buf} = np.empty({_BLOCK}, np.{acc})", f"t{buf} = {pt}({_INIT[fn]})"]
-            blk.append(_combine(fn, f"t{buf}", f"tl_r{fn}_{_SUFFIX[acc]}({buf}, 0, m)"))
+            seg.append(f"t{buf} = {pt}({_INIT[fn]})")
+            if fn == "sum":  # summed in the loop (tl_radd: vector partial sums), no buffer
+                pre.append(f"a{buf} = np.{acc}(0.0)")
+                body.append(f"a{buf} = tl_radd_{_SUFFIX[acc]}(a{buf}, np.{acc}({src(r)}))")
+                blk.append(_combine(fn, f"t{buf}", f"a{buf}"))
+            else:
+                seg.append(f"{buf} = np.empty({_BLOCK}, np.{acc})")
+                body.append(f"{buf}[j] = {src(r)}")
+                blk.append(_combine(fn, f"t{buf}", f"tl_r{fn}_{_SUFFIX[acc]}({buf}, 0, m)"))
             tail.append(f"P{buf}[s] = t{buf}")
             fin += [f"T{buf} = {pt}({_INIT[fn]})", "for s in range(nseg):",
                     "    " + _combine(fn, f"T{buf}", f"P{buf}[s]")]
@@ -95,7 +102,7 @@ class FullRenderer(RowRenderer):
                 fin.append(f"T{buf} = np.{acc}(T{buf})")
         loop = (["tl_wide_vectors()", f"lo = s * {_SEGMENT}", f"hi = min(N, lo + {_SEGMENT})"]
                 + seg + [f"for c in range(lo, hi, {_BLOCK}):", f"    m = min({_BLOCK}, hi - c)"]
-                + ["    " + v for v in self.views("c", "c + m")]
+                + ["    " + v for v in self.views("c", "c + m")] + ["    " + a for a in pre]
                 + ["    for j in range(m):"] + ["        " + b for b in body]
                 + ["    " + b for b in blk] + tail)
         return head + [f"for s in {rng}(nseg):"] + ["    " + s for s in loop] + fin

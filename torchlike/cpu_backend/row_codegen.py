@@ -81,6 +81,7 @@ class RowRenderer(_Renderer):
         self.by_node = {o.node: (i, o) for i, o in enumerate(spec.ops)}
         self.red_index = {r.node: q for q, r in enumerate(spec.reductions)}
         self.buffers: Dict[str, str] = {}       # buffer name -> dtype
+        self.summed_in_loop: List[str] = []     # buffers summed in the loop that fills them
         self.buffered: Dict[Value, str] = {}    # value -> buffer holding it per element
         self.row_vars: Set[Value] = set()       # per-row values computed so far
         self.nodes = [n for n in spec.subgraph.nodes if n.kind != "prim::Constant"]
@@ -194,15 +195,30 @@ class RowRenderer(_Renderer):
         fused = [buf for buf, _, _ in stores if buf in sums]
         if not fused:
             return loop + after
-        # A row of one sum block: the loop that fills a buffer also sums it (tl_radd: partial
-        # sums, as tl_rsum's), one pass over the row less; longer rows sum block by block.
-        init = [f"a_{buf} = {'np.float32(0.0)' if sums[buf] == 'f32' else '0.0'}"
-                for buf in fused]
-        adds = [f"    a_{buf} = tl_radd_{sums[buf]}(a_{buf}, {buf}[j])" for buf in fused]
-        one = [_BUFFER_SUM.sub(lambda m: f"a_{m.group(2)}" if m.group(2) in fused
-                               else m.group(0), a) for a in after]
-        return ([f"if N <= {SUM_BLOCK}:"] + ["    " + s for s in init + loop + adds + one]
-                + ["else:"] + ["    " + s for s in loop + after])
+        # The loop that fills a buffer also sums it (tl_radd: vector partial sums, as tl_rsum's),
+        # block by block as tl_rsum does (float64 total): one pass over the row less.  Loops
+        # from a block offset index with ``j & _NONNEG`` (codegen._offset_loop).
+        f32 = {buf: sums[buf] == "f32" for buf in fused}
+        head = [f"t_{buf} = 0.0" for buf in fused]
+        block = [f"for lo in range(0, N, {SUM_BLOCK}):", f"    hi = min(N, lo + {SUM_BLOCK})"]
+        block += [f"    k_{buf} = {'np.float32(0.0)' if f32[buf] else '0.0'}" for buf in fused]
+        block += ["    " + h for h in codegen._offset_loop("j")]
+        for line in loop[1:]:
+            buf = line.strip().split("[j] = ", 1)[0]
+            if buf in sums and line.strip().startswith(f"{buf}[j] = "):
+                # the value, then its store: row_body drops the store if nothing reads it back
+                ind = line[:len(line) - len(line.lstrip())]
+                block += [f"    {ind}y_{buf} = {line.strip()[len(buf) + 6:]}",
+                          f"    {ind}{buf}[j] = y_{buf}"]
+            else:
+                block.append("    " + line)
+        block += [f"        k_{buf} = tl_radd_{sums[buf]}(k_{buf}, np.{self.buffers[buf]}(y_{buf}))"
+                  for buf in fused]
+        self.summed_in_loop += fused
+        block += [f"    t_{buf} += k_{buf}" for buf in fused]
+        total = {buf: f"np.float32(t_{buf})" if f32[buf] else f"t_{buf}" for buf in fused}
+        return head + block + [_BUFFER_SUM.sub(
+            lambda m: total.get(m.group(2), m.group(0)), a) for a in after]
 
     def plan_pass(self, p: int):
         """``(operands the loop computes, (buffer, its value, reduction) stores, statements
@@ -334,6 +350,18 @@ class RowRenderer(_Renderer):
         for j, v in enumerate(self.outputs):
             if plan.out_levels[j] == 1:
                 lines.append(f"o{j}[r] = {self.store(self.names[v], spec.values[v].dtype)}")
+        return self.unread_dropped(lines)
+
+    def unread_dropped(self, lines: List[str]) -> List[str]:
+        """``lines`` without the stores into a buffer summed in its filling loop that nothing
+        reads back (logsumexp's and log_softmax's exp(x - max), var's squared deviations): the
+        value is only summed, and the buffer is not allocated."""
+        for buf in self.summed_in_loop:
+            store = f"{buf}[j] = y_{buf}"
+            used = re.compile(rf"\b{buf}\b")
+            if not any(used.search(line) for line in lines if line.strip() != store):
+                lines = [line for line in lines if line.strip() != store]
+                del self.buffers[buf]
         return lines
 
     # -- the kernel ----------------------------------------------------------------------------
