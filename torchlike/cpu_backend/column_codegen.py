@@ -43,6 +43,8 @@ _COLUMNS_PER_UNIT = 4096  # at most this many columns share one unit's accumulat
 
 
 class ColumnRenderer(RowRenderer):
+    SHIFT_MAX = "max"
+
     def __init__(self, spec: GroupSpec):
         super().__init__(spec)
         self.arrays: Dict[str, str] = {}   # per-column array name -> numpy dtype

@@ -53,6 +53,8 @@ def _combine(fn: str, a: str, b: str) -> str:
 
 
 class FullRenderer(RowRenderer):
+    SHIFT_MAX = "max"
+
     def __init__(self, spec: GroupSpec):
         super().__init__(spec)
         if any(r.red.indices for r in spec.reductions):

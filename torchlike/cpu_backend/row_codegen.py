@@ -74,6 +74,12 @@ def _math(name: str, dtype: str, x: str) -> str:
 
 
 class RowRenderer(_Renderer):
+    # The softmax family's max only shifts exp: a NaN in the row makes the sum of exp NaN
+    # whatever the max is, so the row max need not look for NaN (tl_rshift: half the work of
+    # tl_rmax, whose NaN check is the row's min).  The layouts whose partials are combined
+    # (columns, every dim) keep tl_rmax.
+    SHIFT_MAX = "shift"
+
     def __init__(self, spec: GroupSpec):
         super().__init__(spec)
         self.flat = False
@@ -279,10 +285,10 @@ class RowRenderer(_Renderer):
                     after.append(self.finish(r, var if kind == "aten::var" else f"np.sqrt({var})"))
             elif stage == 1:  # softmax family: the row max
                 if kind == "aten::logsumexp":  # an infinite max shifts by 0, as in PyTorch
-                    after.append(f"g{q} = {self.reduce_call('max', r, buf, direct)}")
+                    after.append(f"g{q} = {self.reduce_call(self.SHIFT_MAX, r, buf, direct)}")
                     after.append(f"m{q} = g{q} if abs(g{q}) != np.inf else {t}(0.0)")
                 else:
-                    after.append(f"m{q} = {self.reduce_call('max', r, buf, direct)}")
+                    after.append(f"m{q} = {self.reduce_call(self.SHIFT_MAX, r, buf, direct)}")
             elif kind == "aten::logsumexp":
                 total = self.reduce_call("sum", r, buf, direct)
                 after.append(self.finish(r, f"{_math('log', r.acc, total)} + m{q}"))

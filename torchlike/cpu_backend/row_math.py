@@ -29,8 +29,9 @@ from llvmlite import ir
 from numba.core import types
 from numba.extending import intrinsic
 
-__all__ = ["tl_radd_f32", "tl_radd_f64", "tl_rsum_f32", "tl_rsum_f64", "tl_rmax_f32", "tl_rmax_f64", "tl_rmin_f32",
-           "tl_rmin_f64", "tl_rprod_f32", "tl_rprod_f64", "tl_rfind"]
+__all__ = ["tl_radd_f32", "tl_radd_f64", "tl_rsum_f32", "tl_rsum_f64", "tl_rmax_f32", "tl_rmax_f64",
+           "tl_rshift_f32", "tl_rshift_f64", "tl_rmin_f32", "tl_rmin_f64", "tl_rprod_f32",
+           "tl_rprod_f64", "tl_rfind"]
 
 _BLOCK = SUM_BLOCK = 4096
 
@@ -156,6 +157,33 @@ def tl_rmax_f32(a, start, n):
     if hi > _F32_HI or lo < _F32_LO:
         return np.float32(np.nan)
     return _bits_f32(hi ^ ((hi >> 31) & np.int32(0x7FFFFFFF)))
+
+
+@numba.njit(cache=True, inline="always", error_model="numpy", nogil=True)
+def tl_rshift_f32(a, start, n):
+    """The shift of a softmax row: its max where it has no NaN (-inf when n == 0); with a NaN,
+    some value, possibly NaN (exp(NaN - shift) makes the row's sum NaN either way)."""
+    v = a[start:start + n]
+    hi = np.int32(-2139095041)  # -inf's key
+    mask = np.int32(0x7FFFFFFF)
+    for i in range(n):
+        b = _int_f32(v[i])
+        k = b ^ ((b >> 31) & mask)
+        hi = k if k > hi else hi
+    return _bits_f32(hi ^ ((hi >> 31) & mask))
+
+
+@numba.njit(cache=True, inline="always", error_model="numpy", nogil=True)
+def tl_rshift_f64(a, start, n):
+    """tl_rshift_f32 for float64."""
+    v = a[start:start + n]
+    hi = np.int64(-9218868437227405313)  # -inf's key
+    mask = np.int64(0x7FFFFFFFFFFFFFFF)
+    for i in range(n):
+        b = _int_f64(v[i])
+        k = b ^ ((b >> 63) & mask)
+        hi = k if k > hi else hi
+    return _bits_f64(hi ^ ((hi >> 63) & mask))
 
 
 @numba.njit(cache=True, inline="always", error_model="numpy", nogil=True)
