@@ -1,10 +1,10 @@
 """Render a reduction over EVERY dim (``x.sum()``, ``((x - y) ** 2).mean()``, ``x - x.mean()``:
 the row layout with one row) into ONE Numba kernel that reduces in parallel, in two stages:
 each pass cuts the elements into segments, run in parallel, each reducing its segment block by
-block into a partial (a sum accumulates in the loop that computes its operand, in vector partial
-sums: ``row_math.tl_radd``; max/min/prod compute it into a small buffer reduced by
-``row_math``'s vectorized helpers); the partials are then combined in order (sums in float64, max/min propagating
-NaN).  The per-row values (the mean, ``rsqrt(var + eps)``) are scalars between the passes, and
+block into a partial (a sum accumulates in the loop that computes its operand, in vector
+partial sums: ``row_math.tl_radd``; max/min/prod compute it into a small buffer reduced by
+``row_math``'s vectorized helpers); the partials are then combined in order (sums in float64,
+max/min propagating NaN).  The per-row values (the mean, ``rsqrt(var + eps)``) are scalars between the passes, and
 an epilogue runs over the segments in parallel too.  An MSE::
 
     N = in0.size
@@ -80,7 +80,9 @@ class FullRenderer(RowRenderer):
     def views(self, lo: str, hi: str) -> List[str]:
         return [f"w{i} = f{i}[{lo}:{hi}]" for i, c in enumerate(self.plan.inputs) if c == "full"]
 
-    def emit_pass(self, p: int, loop_wanted, stores) -> List[str]:
+    def emit_pass(self, p: int, loop_wanted, stores, sums=None) -> List[str]:
+        # ``sums`` is always empty here: reduce_call makes no tl_rsum calls; sums accumulate
+        # in the block loop below
         body = self.element_lines(loop_wanted, p)
         rng = "prange" if self.parallel else "range"
         head, seg, pre, blk, tail, fin = [], [], [], [], [], []

@@ -196,35 +196,13 @@ class RowRenderer(_Renderer):
         if planned is None:
             return []
         loop_wanted, stores, after = planned
-        loop = self.emit_pass(p, loop_wanted, stores)
-        sums = {buf: sfx for sfx, buf in _BUFFER_SUM.findall("\n".join(after))}
-        fused = [buf for buf, _, _ in stores if buf in sums]
-        if not fused:
-            return loop + after
-        # The loop that fills a buffer also sums it (tl_radd: vector partial sums, as tl_rsum's),
-        # block by block as tl_rsum does (float64 total): one pass over the row less.  Loops
-        # from a block offset index with ``j & _NONNEG`` (codegen._offset_loop).
-        f32 = {buf: sums[buf] == "f32" for buf in fused}
-        head = [f"t_{buf} = 0.0" for buf in fused]
-        block = [f"for lo in range(0, N, {SUM_BLOCK}):", f"    hi = min(N, lo + {SUM_BLOCK})"]
-        block += [f"    k_{buf} = {'np.float32(0.0)' if f32[buf] else '0.0'}" for buf in fused]
-        block += ["    " + h for h in codegen._offset_loop("j")]
-        for line in loop[1:]:
-            buf = line.strip().split("[j] = ", 1)[0]
-            if buf in sums and line.strip().startswith(f"{buf}[j] = "):
-                # the value, then its store: row_body drops the store if nothing reads it back
-                ind = line[:len(line) - len(line.lstrip())]
-                block += [f"    {ind}y_{buf} = {line.strip()[len(buf) + 6:]}",
-                          f"    {ind}{buf}[j] = y_{buf}"]
-            else:
-                block.append("    " + line)
-        block += [f"        k_{buf} = tl_radd_{sums[buf]}(k_{buf}, np.{self.buffers[buf]}(y_{buf}))"
-                  for buf in fused]
-        self.summed_in_loop += fused
-        block += [f"    t_{buf} += k_{buf}" for buf in fused]
-        total = {buf: f"np.float32(t_{buf})" if f32[buf] else f"t_{buf}" for buf in fused}
-        return head + block + [_BUFFER_SUM.sub(
-            lambda m: total.get(m.group(2), m.group(0)), a) for a in after]
+        # a buffer summed by tl_rsum after the loop is summed in the loop instead
+        filled = {buf for buf, _, _ in stores}
+        sums = {buf: sfx for sfx, buf in _BUFFER_SUM.findall("\n".join(after)) if buf in filled}
+        total = {buf: f"np.float32(t_{buf})" if sfx == "f32" else f"t_{buf}"
+                 for buf, sfx in sums.items()}
+        after = [_BUFFER_SUM.sub(lambda m: total.get(m.group(2), m.group(0)), a) for a in after]
+        return self.emit_pass(p, loop_wanted, stores, sums) + after
 
     def plan_pass(self, p: int):
         """``(operands the loop computes, (buffer, its value, reduction) stores, statements
@@ -298,21 +276,38 @@ class RowRenderer(_Renderer):
                     after.append(f"l{q} = {_math('log', r.acc, f's{q}')}")
         return loop_wanted, stores, _shared_calls(after, p)
 
-    def emit_pass(self, p: int, loop_wanted, stores) -> List[str]:
-        """The loop over the row storing each reduction's operand into its buffer."""
-        lines = []
-        if stores:
-            body = self.element_lines(loop_wanted, p)
-            for buf, src, r in stores:
+    def emit_pass(self, p: int, loop_wanted, stores, sums=None) -> List[str]:
+        """The loop over the row storing each reduction's operand into its buffer; a buffer in
+        ``sums`` (buffer -> "f32"/"f64") is also summed into ``t_<buffer>`` by the loop."""
+        if not stores:
+            return []
+        sums = sums or {}
+        body = self.element_lines(loop_wanted, p)
+        for buf, src, r in stores:
+            if buf in sums:  # the value, its store (dropped by row_body if nothing reads it)
+                body += [f"y_{buf} = {src(r)}", f"{buf}[j] = y_{buf}",
+                         f"k_{buf} = tl_radd_{sums[buf]}(k_{buf}, np.{r.acc}(y_{buf}))"]
+            else:
                 body.append(f"{buf}[j] = {src(r)}")
-            lines += ["for j in range(N):"] + ["    " + s for s in body]
-            for buf, src, r in stores:
-                # later loops read the operand back (its variable has the buffer's type:
-                # float16 lives in float32) -- softmax's exp(x - max) is read by ``e<q>``
-                if src == self.operand_acc and r.operand not in self.buffered \
-                        and self.TYPE[self.spec.values[r.operand].carrier] == r.acc:
-                    self.buffered[r.operand] = buf
-        return lines
+        for buf, src, r in stores:
+            # later loops read the operand back (its variable has the buffer's type:
+            # float16 lives in float32) -- softmax's exp(x - max) is read by ``e<q>``
+            if src == self.operand_acc and r.operand not in self.buffered \
+                    and self.TYPE[self.spec.values[r.operand].carrier] == r.acc:
+                self.buffered[r.operand] = buf
+        if not sums:
+            return ["for j in range(N):"] + ["    " + s for s in body]
+        # Summed as tl_rsum sums (partial sums by tl_radd within blocks of SUM_BLOCK, a float64
+        # total): one pass over the row less.  The loops from a block offset index with
+        # ``j & _NONNEG`` (codegen._offset_loop: then they vectorize).
+        self.summed_in_loop += list(sums)
+        lines = [f"t_{buf} = 0.0" for buf in sums]
+        lines += [f"for lo in range(0, N, {SUM_BLOCK}):", f"    hi = min(N, lo + {SUM_BLOCK})"]
+        lines += [f"    k_{buf} = {'np.float32(0.0)' if sfx == 'f32' else '0.0'}"
+                  for buf, sfx in sums.items()]
+        lines += ["    " + h for h in codegen._offset_loop("j")]
+        lines += ["        " + s for s in body]
+        return lines + [f"    t_{buf} += k_{buf}" for buf in sums]
 
     def finish_index(self, r: RedInfo, value: str) -> str:
         """The indices output of ``max``/``min`` (or ``argmax``/``argmin``'s only one)."""
