@@ -3,7 +3,10 @@
 * the ``torch`` fixture returns the ``torch`` module, or skips the test with a reason starting
   "needs torch" where it cannot be imported;
 * the ``requires_torch`` marker skips the same way a test that reaches torch indirectly;
-* a line of the terminal summary counts the tests that skipped for want of torch.
+* a line of the terminal summary counts the tests that skipped for want of torch;
+* the CPU backend's parallel rule is a plain size threshold of 2^16 elements here
+  (``codegen.PARALLEL_WORK``, ``HEAVY_WEIGHT = 0``): the tests' input sizes choose the serial
+  or parallel kernel they exercise; ``test_fuser_cpu`` tests the production rule itself.
 
 Nothing imports torch at collection time: test modules stay importable without it, and only
 the tests that use it skip.
@@ -16,6 +19,15 @@ import pytest
 
 TORCH_VERSION = "2.13.0"  # the oracle CI installs (.ci/run)
 NEEDS_TORCH = "needs torch"  # every torch skip reason starts with this
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _plain_parallel_threshold():
+    from torchlike.cpu_backend import codegen
+    saved = codegen.PARALLEL_WORK, codegen.HEAVY_WEIGHT
+    codegen.PARALLEL_WORK, codegen.HEAVY_WEIGHT = 1 << 16, 0
+    yield
+    codegen.PARALLEL_WORK, codegen.HEAVY_WEIGHT = saved
 
 
 @functools.lru_cache(maxsize=None)

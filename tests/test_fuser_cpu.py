@@ -223,3 +223,23 @@ if hypothesis is not None:
 else:
     def test_random_dags():
         pytest.skip("needs hypothesis (pip install hypothesis)")
+
+
+def test_parallel_by_work(monkeypatch):
+    """The production rule (conftest sets a plain 2^16-element threshold for the other tests):
+    a kernel runs its loop in parallel where elements x (1 + heavy ops) reaches 2^19, since
+    waking the OpenMP pool (passive waiting) costs more than a small kernel's work: an add
+    of 2^18 elements stays serial, sin of 2^18 and an add of 2^19 go parallel."""
+    from torchlike.cpu_backend import codegen as cpu_codegen
+    from torchlike.fuser.codegen import codegen
+    from torchlike.ir import parse_graph
+    monkeypatch.setattr(cpu_codegen, "PARALLEL_WORK", 1 << 19)
+    monkeypatch.setattr(cpu_codegen, "HEAVY_WEIGHT", 1)
+    config.set_backend("cpu")
+    add = "graph(%x : Tensor):\n  %y : Tensor = aten::mul(%x, %x)\n  return (%y)\n"
+    sin = "graph(%x : Tensor):\n  %y : Tensor = aten::sin(%x)\n  return (%y)\n"
+    for text, n, want in [(add, 1 << 18, "serial"), (sin, 1 << 18, "parallel"),
+                          (add, 1 << 19, "parallel"), (sin, 1 << 17, "serial")]:
+        (source,) = codegen(parse_graph(text), np.ones(n, np.float32))
+        assert want in source.key, (text, n, source.key)
+        assert ("prange(" in source.source) == (want == "parallel")

@@ -35,8 +35,9 @@ over the output elements with no temporary arrays.  Two loop skeletons exist:
   a parallel kernel runs in tiles of ``TILE`` over the innermost dim and the input's
   contiguous one (``tile_dim``), so the lines of that input stay in L1 between their uses.
 
-At or above ``PARALLEL_THRESHOLD`` elements the outer loop is a ``prange`` (``parallel=True``);
-the size class is part of the kernel key.  float16 arrays are passed viewed as uint16 and
+A kernel whose work (``size_class``: elements x (1 + the ops that call a math helper)) reaches
+``PARALLEL_WORK`` runs its outer loop as a ``prange`` (``parallel=True``); the size class is
+part of the kernel key.  float16 arrays are passed viewed as uint16 and
 converted by the ``_f16_*`` helpers (Numba has no float16 arithmetic); values computed in
 float32 are rounded to float16 after each op, as the interpreter does.
 """
@@ -65,7 +66,13 @@ from ..ir.graph import Value
 from .fast_paths import BLOCK, fast_body
 
 VERSION = 7
-PARALLEL_THRESHOLD = 1 << 16
+# Waking the OpenMP pool costs ~40-70 us a parallel region under OMP_WAIT_POLICY=PASSIVE (the
+# CPU backend's default): measured on 2 cores, a 2^17-element layer norm took 38 us serial and
+# 76 us parallel, an add of 2^18 33 us and 74 us, while gelu (erf) at 2^18 took 179 us serial
+# and 157 us parallel.  So a kernel goes parallel by its work, elements x (1 + heavy ops).
+PARALLEL_WORK = 1 << 19
+HEAVY_WEIGHT = 1  # what a heavy op adds to an element's work (tests: 0, a plain size threshold)
+_SOFTMAX_FAMILY = ("aten::softmax", "aten::log_softmax", "aten::logsumexp")
 KERNEL_DECORATOR = 'numba.njit(cache=True, fastmath=False, error_model="numpy", nogil=True{})'
 
 # A value of dtype D is converted with CAST[D] -- but a float becomes an integer through
@@ -141,9 +148,19 @@ def carrier(dtype: str) -> str:
     return CARRIER.get(dtype, dtype)
 
 
+def _heavy(op: OpInfo) -> bool:
+    """The op's Numba template calls a math helper (``tl_exp_f32``, ``tl_erf_f32``, ...: tens
+    of vector instructions an element, where arithmetic is one)."""
+    return "tl_" in repr(op.op.templates.get("numba"))
+
+
 def size_class(spec: GroupSpec) -> str:
-    n = math.prod(spec.iter_shape)
-    return "parallel" if spec.iter_shape and n >= PARALLEL_THRESHOLD else "serial"
+    """"parallel" where the group's work (elements x (1 + ops calling a math helper, the
+    softmax family's exp included)) reaches PARALLEL_WORK, else "serial"."""
+    heavy = sum(map(_heavy, spec.ops))
+    heavy += sum(r.red.kind in _SOFTMAX_FAMILY for r in spec.reductions)
+    work = math.prod(spec.iter_shape) * (1 + HEAVY_WEIGHT * heavy)
+    return "parallel" if spec.iter_shape and work >= PARALLEL_WORK else "serial"
 
 
 def output_layouts(spec: GroupSpec) -> Tuple[str, ...]:

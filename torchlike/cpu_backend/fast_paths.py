@@ -20,7 +20,7 @@ huge?"); a Numba loop cannot, so the kernel does it per block of elements instea
                 v1 = tl_sin_f32(a0)
                 o0[i] = v1
 
-Only parallel kernels (``PARALLEL_THRESHOLD`` elements and up) take this form: it doubles the
+Only parallel kernels (``codegen.size_class``) take this form: it doubles the
 loop body and the compile time with it, which small inputs would not repay.  Redoing a block is
 safe because kernel outputs are always fresh arrays (``compiler.launch``):
 nothing a block reads can have been overwritten by its first pass, and the integer-division
