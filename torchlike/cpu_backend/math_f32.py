@@ -234,7 +234,7 @@ _C2 = F(-2.12194440e-4)
 _EXP_P0, _EXP_P1, _EXP_P2 = F(1.9875691500e-4), F(1.3981999507e-3), F(8.3334519073e-3)
 _EXP_P3, _EXP_P4, _EXP_P5 = F(4.1665795894e-2), F(1.6666665459e-1), F(5.0000001201e-1)
 _EXP_LO, _EXP_HI = F(-110.0), F(89.0)  # exp is 0 below (rounded), inf above; x * exp(x) too
-_HALF, _QUARTER, _ZERO, _ONE, _TWO = F(0.5), F(0.25), F(0.0), F(1.0), F(2.0)
+_HALF, _ZERO, _ONE, _TWO = F(0.5), F(0.0), F(1.0), F(2.0)
 _INF, _NAN = F(np.inf), F(np.nan)
 
 

@@ -53,7 +53,6 @@ _ROWS_PER_CHUNK_ELEMENTS = 16384  # a parallel chunk holds at least this many el
 
 
 _DIRECT_CALL = re.compile(r"tl_r\w+\(f\d+, base, N\)")
-_BUFFER_SUM = re.compile(r"tl_rsum_(f32|f64)\((b\d+_\d+), 0, N\)")
 
 
 def _shared_calls(after: List[str], p: int) -> List[str]:
@@ -87,7 +86,7 @@ class RowRenderer(_Renderer):
         self.by_node = {o.node: (i, o) for i, o in enumerate(spec.ops)}
         self.red_index = {r.node: q for q, r in enumerate(spec.reductions)}
         self.buffers: Dict[str, str] = {}       # buffer name -> dtype
-        self.summed_in_loop: List[str] = []     # buffers summed in the loop that fills them
+        self.loop_sums: Dict[str, str] = {}     # buffer summed in the loop filling it -> f32/f64
         self.buffered: Dict[Value, str] = {}    # value -> buffer holding it per element
         self.row_vars: Set[Value] = set()       # per-row values computed so far
         self.nodes = [n for n in spec.subgraph.nodes if n.kind != "prim::Constant"]
@@ -182,6 +181,9 @@ class RowRenderer(_Renderer):
         if direct:
             i = self.spec.values[r.operand].input
             return f"tl_r{fn}_{_SUFFIX[r.acc]}(f{i}, base, N)"
+        if fn == "sum":  # summed by the loop that fills the buffer (emit_pass): its total
+            self.loop_sums[buf] = _SUFFIX[r.acc]
+            return f"np.float32(t_{buf})" if r.acc == "float32" else f"t_{buf}"
         return f"tl_r{fn}_{_SUFFIX[r.acc]}({buf}, 0, N)"
 
     def direct(self, r: RedInfo) -> bool:
@@ -196,12 +198,7 @@ class RowRenderer(_Renderer):
         if planned is None:
             return []
         loop_wanted, stores, after = planned
-        # a buffer summed by tl_rsum after the loop is summed in the loop instead
-        filled = {buf for buf, _, _ in stores}
-        sums = {buf: sfx for sfx, buf in _BUFFER_SUM.findall("\n".join(after)) if buf in filled}
-        total = {buf: f"np.float32(t_{buf})" if sfx == "f32" else f"t_{buf}"
-                 for buf, sfx in sums.items()}
-        after = [_BUFFER_SUM.sub(lambda m: total.get(m.group(2), m.group(0)), a) for a in after]
+        sums = {buf: self.loop_sums[buf] for buf, _, _ in stores if buf in self.loop_sums}
         return self.emit_pass(p, loop_wanted, stores, sums) + after
 
     def plan_pass(self, p: int):
@@ -300,7 +297,6 @@ class RowRenderer(_Renderer):
         # Summed as tl_rsum sums (partial sums by tl_radd within blocks of SUM_BLOCK, a float64
         # total): one pass over the row less.  The loops from a block offset index with
         # ``j & _NONNEG`` (codegen._offset_loop: then they vectorize).
-        self.summed_in_loop += list(sums)
         lines = [f"t_{buf} = 0.0" for buf in sums]
         lines += [f"for lo in range(0, N, {SUM_BLOCK}):", f"    hi = min(N, lo + {SUM_BLOCK})"]
         lines += [f"    k_{buf} = {'np.float32(0.0)' if sfx == 'f32' else '0.0'}"
@@ -357,7 +353,7 @@ class RowRenderer(_Renderer):
         """``lines`` without the stores into a buffer summed in its filling loop that nothing
         reads back (logsumexp's and log_softmax's exp(x - max), var's squared deviations): the
         value is only summed, and the buffer is not allocated."""
-        for buf in self.summed_in_loop:
+        for buf in self.loop_sums:
             store = f"{buf}[j] = y_{buf}"
             used = re.compile(rf"\b{buf}\b")
             if not any(used.search(line) for line in lines if line.strip() != store):

@@ -51,22 +51,6 @@ vectorizes into partial sums, as tl_rsum's (a row kernel sums a buffer in the lo
 it: one pass over the row less).  Only this addition is reassociated."""
 
 
-@intrinsic
-def _bits_f32(typingctx, x):
-    """The float32 whose bits are the int32 ``x``."""
-    def codegen(context, builder, sig, args):
-        return builder.bitcast(args[0], ir.FloatType())
-    return types.float32(types.int32), codegen
-
-
-@intrinsic
-def _bits_f64(typingctx, x):
-    """The float64 whose bits are the int64 ``x``."""
-    def codegen(context, builder, sig, args):
-        return builder.bitcast(args[0], ir.DoubleType())
-    return types.float64(types.int64), codegen
-
-
 @numba.njit(cache=True, inline="always", error_model="numpy", nogil=True)
 def tl_rsum_f32(a, start, n):
     """sum(a[start:start + n]) in float32 (module docstring)."""
@@ -98,54 +82,65 @@ def tl_rsum_f64(a, start, n):
 # keys: b ^ ((b >> 31) & 0x7FFFFFFF); +inf's key, -inf's key
 _F32_HI, _F32_LO = np.int32(0x7F800000), np.int32(-2139095041)
 _F64_HI, _F64_LO = np.int64(0x7FF0000000000000), np.int64(-9218868437227405313)
+_I32_MIN, _I32_MAX = np.int32(-2147483648), np.int32(2147483647)
+_I64_MIN, _I64_MAX = np.int64(-9223372036854775808), np.int64(9223372036854775807)
+
+
+def _flip(builder, b):
+    """b ^ ((b >> (w - 1)) & (2**(w - 1) - 1)): a negative's magnitude bits flipped (its own
+    inverse)."""
+    w = b.type.width
+    m = builder.ashr(b, ir.Constant(b.type, w - 1))
+    return builder.xor(b, builder.and_(m, ir.Constant(b.type, (1 << (w - 1)) - 1)))
 
 
 @intrinsic
-def _int_f32(typingctx, x):
-    """The int32 bits of the float32 ``x``."""
+def _key(typingctx, x):
+    """The float's order key: its bits as an integer of its width with a negative's magnitude
+    bits flipped, so keys order as the floats do (module docstring).  Taken per element from
+    a bitcast, not from ``row.view(np.int32)``: Numba's array .view() is a call with checks,
+    per row (a 64-element row's max took 3x longer)."""
+    if x not in (types.float32, types.float64):
+        return None
+    out = types.int32 if x == types.float32 else types.int64
+
     def codegen(context, builder, sig, args):
-        return builder.bitcast(args[0], ir.IntType(32))
-    return types.int32(types.float32), codegen
+        return _flip(builder, builder.bitcast(args[0], ir.IntType(out.bitwidth)))
+    return out(x), codegen
 
 
 @intrinsic
-def _int_f64(typingctx, x):
-    """The int64 bits of the float64 ``x``."""
+def _unkey(typingctx, k):
+    """The float whose key is ``k``."""
+    if k not in (types.int32, types.int64):
+        return None
+    out = types.float32 if k == types.int32 else types.float64
+
     def codegen(context, builder, sig, args):
-        return builder.bitcast(args[0], ir.IntType(64))
-    return types.int64(types.float64), codegen
+        ty = ir.FloatType() if out == types.float32 else ir.DoubleType()
+        return builder.bitcast(_flip(builder, args[0]), ty)
+    return out(k), codegen
 
 
-# The keys are taken from each element's bits (a bitcast), not from ``row.view(np.int32)``:
-# Numba's array .view() is a call with checks, per row: a 64-element row's max took 3x longer.
 @numba.njit(cache=True, inline="always", error_model="numpy", nogil=True)
-def _keys_f32(a, start, n):
-    """(largest key, smallest key) of a float32 row."""
+def _keys(a, start, n, hi, lo):
+    """(largest key, smallest key) of a row, from the keys ``hi`` and ``lo`` up."""
     v = a[start:start + n]
-    hi = np.int32(-2147483648)
-    lo = np.int32(2147483647)
-    mask = np.int32(0x7FFFFFFF)
     for i in range(n):
-        b = _int_f32(v[i])
-        k = b ^ ((b >> 31) & mask)
+        k = _key(v[i])
         hi = k if k > hi else hi
         lo = k if k < lo else lo
     return hi, lo
 
 
 @numba.njit(cache=True, inline="always", error_model="numpy", nogil=True)
-def _keys_f64(a, start, n):
-    """(largest key, smallest key) of a float64 row."""
+def _top(a, start, n, hi):
+    """The float of the largest key of a row, from the key ``hi`` up."""
     v = a[start:start + n]
-    hi = np.int64(-9223372036854775808)
-    lo = np.int64(9223372036854775807)
-    mask = np.int64(0x7FFFFFFFFFFFFFFF)
     for i in range(n):
-        b = _int_f64(v[i])
-        k = b ^ ((b >> 63) & mask)
+        k = _key(v[i])
         hi = k if k > hi else hi
-        lo = k if k < lo else lo
-    return hi, lo
+    return _unkey(hi)
 
 
 @numba.njit(cache=True, inline="always", error_model="numpy", nogil=True)
@@ -153,37 +148,10 @@ def tl_rmax_f32(a, start, n):
     """max(a[start:start + n]); NaN if any element is NaN; -inf when n == 0."""
     if n == 0:
         return np.float32(-np.inf)
-    hi, lo = _keys_f32(a, start, n)
+    hi, lo = _keys(a, start, n, _I32_MIN, _I32_MAX)
     if hi > _F32_HI or lo < _F32_LO:
         return np.float32(np.nan)
-    return _bits_f32(hi ^ ((hi >> 31) & np.int32(0x7FFFFFFF)))
-
-
-@numba.njit(cache=True, inline="always", error_model="numpy", nogil=True)
-def tl_rshift_f32(a, start, n):
-    """The shift of a softmax row: its max where it has no NaN (-inf when n == 0); with a NaN,
-    some value, possibly NaN (exp(NaN - shift) makes the row's sum NaN either way)."""
-    v = a[start:start + n]
-    hi = np.int32(-2139095041)  # -inf's key
-    mask = np.int32(0x7FFFFFFF)
-    for i in range(n):
-        b = _int_f32(v[i])
-        k = b ^ ((b >> 31) & mask)
-        hi = k if k > hi else hi
-    return _bits_f32(hi ^ ((hi >> 31) & mask))
-
-
-@numba.njit(cache=True, inline="always", error_model="numpy", nogil=True)
-def tl_rshift_f64(a, start, n):
-    """tl_rshift_f32 for float64."""
-    v = a[start:start + n]
-    hi = np.int64(-9218868437227405313)  # -inf's key
-    mask = np.int64(0x7FFFFFFFFFFFFFFF)
-    for i in range(n):
-        b = _int_f64(v[i])
-        k = b ^ ((b >> 63) & mask)
-        hi = k if k > hi else hi
-    return _bits_f64(hi ^ ((hi >> 63) & mask))
+    return _unkey(hi)
 
 
 @numba.njit(cache=True, inline="always", error_model="numpy", nogil=True)
@@ -191,10 +159,10 @@ def tl_rmin_f32(a, start, n):
     """min(a[start:start + n]); NaN if any element is NaN; inf when n == 0."""
     if n == 0:
         return np.float32(np.inf)
-    hi, lo = _keys_f32(a, start, n)
+    hi, lo = _keys(a, start, n, _I32_MIN, _I32_MAX)
     if hi > _F32_HI or lo < _F32_LO:
         return np.float32(np.nan)
-    return _bits_f32(lo ^ ((lo >> 31) & np.int32(0x7FFFFFFF)))
+    return _unkey(lo)
 
 
 @numba.njit(cache=True, inline="always", error_model="numpy", nogil=True)
@@ -202,10 +170,10 @@ def tl_rmax_f64(a, start, n):
     """max(a[start:start + n]); NaN if any element is NaN; -inf when n == 0."""
     if n == 0:
         return -np.inf
-    hi, lo = _keys_f64(a, start, n)
+    hi, lo = _keys(a, start, n, _I64_MIN, _I64_MAX)
     if hi > _F64_HI or lo < _F64_LO:
         return np.nan
-    return _bits_f64(hi ^ ((hi >> 63) & np.int64(0x7FFFFFFFFFFFFFFF)))
+    return _unkey(hi)
 
 
 @numba.njit(cache=True, inline="always", error_model="numpy", nogil=True)
@@ -213,10 +181,23 @@ def tl_rmin_f64(a, start, n):
     """min(a[start:start + n]); NaN if any element is NaN; inf when n == 0."""
     if n == 0:
         return np.inf
-    hi, lo = _keys_f64(a, start, n)
+    hi, lo = _keys(a, start, n, _I64_MIN, _I64_MAX)
     if hi > _F64_HI or lo < _F64_LO:
         return np.nan
-    return _bits_f64(lo ^ ((lo >> 63) & np.int64(0x7FFFFFFFFFFFFFFF)))
+    return _unkey(lo)
+
+
+@numba.njit(cache=True, inline="always", error_model="numpy", nogil=True)
+def tl_rshift_f32(a, start, n):
+    """The shift of a softmax row: its max where it has no NaN (-inf when n == 0); with a NaN,
+    some value, possibly NaN (exp(NaN - shift) makes the row's sum NaN either way)."""
+    return _top(a, start, n, _F32_LO)
+
+
+@numba.njit(cache=True, inline="always", error_model="numpy", nogil=True)
+def tl_rshift_f64(a, start, n):
+    """tl_rshift_f32 for float64."""
+    return _top(a, start, n, _F64_LO)
 
 
 @numba.njit(cache=True, fastmath={"reassoc"}, error_model="numpy", nogil=True)
