@@ -191,6 +191,14 @@ OPS = {
     "atanh": ("atanh", (), np.arctanh, {}),
 }
 BINARY = {"atan2"}  # helper(y, x), reference(y, x): measured on pairs(x)
+# The bound each helper is held to, in ulps of the correctly rounded result: 2, or 4 where
+# PyTorch's own float32 op is looser (its gelu, 0.5 x (1 + erf(x / sqrt 2)), cancels in the
+# negative tail: off by up to 8.7e8 ulp).  tests/test_math_f32.py asserts these on a sample.
+BOUND = {"gelu": 4}
+
+
+def bound(name):
+    return BOUND.get(name, 2)
 
 # the float64 libm helpers the float32 templates called before their float32 versions
 _OLD = {"erf": sm.tl_erf, "erfc": sm.tl_erfc, "gelu": sm.tl_gelu, "erfinv": sm.tl_erfinv}
@@ -378,11 +386,16 @@ def report(rows, spot, x):
         "millions of ulps.  atan2 runs on (y, x) pairs (see `pairs` in bench/accuracy.py; "
         "its row says how many).",
         "",
+        "Every new helper is held to 2 ulp, or to the bound in its row where PyTorch's own "
+        "float32 op is looser (`BOUND` in bench/accuracy.py).",
+        "",
         "| op | new | old | torch |",
         "|---|---|---|---|",
     ]
     for name, row in rows.items():
         label = f"{name} ({row['points']:,} pairs)" if name in BINARY else name
+        if bound(name) != 2:
+            label += f" (bound {bound(name)} ulp)"
         lines.append(f"| {label} | {_cell(row['new'])} | {_cell(row.get('old'))} | "
                      f"{_cell(row.get('torch'))} |")
     lines.append("")
@@ -657,7 +670,7 @@ def main(argv=None):
     with open(os.path.join(a.out, "report.md"), "w") as f:
         f.write(text)
     sys.stdout.write(text)
-    bad = [n for n, r in rows.items() if r["new"][0] > 2 or r["new"][2] or r["new"][3]]
+    bad = [n for n, r in rows.items() if r["new"][0] > bound(n) or r["new"][2] or r["new"][3]]
     return 1 if bad else 0
 
 

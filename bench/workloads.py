@@ -133,6 +133,10 @@ def gelu_erf(x):
     return 0.5 * x * (1.0 + tl.erf(x * 0.7071067811865476))
 
 
+def gelu(x):
+    return tl.gelu(x)
+
+
 def silu_swish(x):
     return x * tl.sigmoid(x), x * tl.sigmoid(1.702 * x)
 
@@ -528,6 +532,10 @@ WORKLOADS = [
              lambda torch, x: 0.5 * x * (1.0 + torch.erf(x * 0.7071067811865476)),
              jax=lambda jax, x: 0.5 * x * (1.0 + jax.scipy.special.erf(x * 0.7071067811865476)),
              tags=("activation",)),
+    Workload("gelu", gelu, _one(),  # F.gelu: aten::gelu, one op
+             lambda xp, x: 0.5 * x * (1 + _erf(xp, x * 0.7071067811865476)), None,
+             lambda torch, x: torch.nn.functional.gelu(x),
+             jax=lambda jax, x: jax.nn.gelu(x, approximate=False), tags=("activation",)),
     Workload("silu_swish", silu_swish, _one(),
              lambda xp, x: (x * _sigmoid(xp, x), x * _sigmoid(xp, 1.702 * x)),
              lambda ne, x: (_ne("x/(1+exp(-x))", "x")(ne, x),

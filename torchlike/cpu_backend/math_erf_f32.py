@@ -1,6 +1,7 @@
 """Float32-native erf, erfc, erfinv and gelu (erf form) for the generated Numba kernels, with the
 conventions of ``math_f32.py`` (call-free, branch-free float32 arithmetic, ``np.float32``
-constants, within 2 ulp of the correctly rounded float32 result over the whole range).
+constants, within 2 ulp of the correctly rounded float32 result over the whole range; gelu
+within 4, where PyTorch's own float32 gelu is off by up to 8.7e8 ulp).
 
 Every lane computes every path (the selects are branch-free), so each function is built to
 evaluate few and short polynomials, at most one division and one exp, and no TwoSum.  Errors
@@ -13,12 +14,11 @@ K + v S(v) with v = |x| - c exact, degree 10, on [1, 2.25) (c = 1.65625) and [2.
 (c = 3.0625), c such that erf(c) is within 0.005 ulp of the float32 K, the coefficients picked
 by selects; +-1 above.  erf > 0.84 there only needs 2**-25 absolute accuracy: no exp.
 
-erfc (0.84 ulp; 1.2 ns (1.9)) and the tails of gelu: erfc(a) = exp(-a^2) R(a), R = erfcx, and
-Phi(-y) = exp(-y^2 / 2) R(y), R(y) = erfcx(y / sqrt 2) / 2, for a in [0.47, 10.06] (erfc rounds
-to 0 above) and y in [0.66, 14.37]:
+erfc (0.84 ulp; 1.2 ns (1.9)): erfc(a) = exp(-a^2) R(a), R = erfcx, for a in [0.47, 10.06]
+(erfc rounds to 0 above):
 
 * R = t G(t) with t = 1/(a + 1.5) (the one division) and G = (a + 1.5) R one polynomial over
-  the whole tail (degree 10 for erfc, 11 for Phi), g0 + (g0_lo + v S(v)) in v = t - 3/16, which
+  the whole tail (degree 10), g0 + (g0_lo + v S(v)) in v = t - 3/16, which
   is exact for t in [1/16, 1/2].  The roundings of a + 1.5 and of the quotient are corrected to
   first order with R' (erfcx' = 2 a erfcx - 2/sqrt(pi)); g0 + v S and t G are split exactly:
   R = r_hi + r_lo.  (A polynomial in a alone needs degree 24 over the range; in 1/a two pieces.)
@@ -32,12 +32,16 @@ to 0 above) and y in [0.66, 14.37]:
   18 ms with a two-step float scaling, 5.3 ms now.
 
 erfc is 1 - erf(x) for |x| < 0.47 (erf < 0.5 rounded once, P of degree 4), the tail above and
-2 - tail below -0.47.  gelu(x) = x Phi(x) (0.84 ulp; 1.65 ns (2.4)) is x (1/2 + x P(x^2)) for
--0.665 < x < 1.25, with 1/2 + x p0 split exactly and x (f_hi + f_lo) rounded once (Phi - 1/2
-nearly cancels 1/2 at x = -0.665; up to 1.25 the tail's x Phi(-x) would be the larger share),
--y R(y) exp(-y^2/2) below, x - y R(y) exp(-y^2/2) above, y R split exactly and the product
-rounded once: no cancellation anywhere (0.5 x (1 + erf) loses the negative tail: PyTorch's
-float32 gelu(-6) is -0.0, not -5.9e-9).  |x| < 2**-125: x/2 with its ties rounded upwards.
+2 - tail below -0.47.
+
+gelu(x) = x Phi(x) (4 ulp; 0.94 ns (1.56)): one formula over the whole range, Y = y Phi(-y) =
+y R(y) exp(-y^2 / 2) with y = |x| and R(y) = erfcx(y / sqrt 2) / 2, -Y for x < 0, x - Y for
+x > 0 (Y <= x/2: no cancellation anywhere; 0.5 x (1 + erf) loses the negative tail: PyTorch's
+float32 gelu(-6) is -0.0, not -5.9e-9).  R = t G(t), t = 1/(y + 3), G of degree 10 in
+t - 0.195 on [0, 14.4], corrected for the roundings of y + 3 and t as erfc's; y^2 / 2 = h + l
+exactly.  The previous version (0.84 ulp) added a polynomial for -0.665 < x < 1.25 and carried
+R and exp as double floats; every lane computed both: 59 vector multiplies and fmas against 35:
+the loop is FMA-bound, so those count.  |x| < 2**-100: x/2 with its ties rounded upwards.
 
 erfinv (0.76 ulp; 1.5 ns (6.7)): Giles' variable ("Approximating the erfinv function", 2010)
 w = -log(1 - x^2), erfinv(x) / x = p(w) as c0 + c0_lo + v S(v), v = w - c, degree 10 on
@@ -82,11 +86,14 @@ from .math_f32 import (
     F,
     _add_exponent,
     _bits_sub,
+    _exp_poly,
+    _exp_reduce,
     _exponent_field,
     _fma,
     _mantissa_half,
     _njit,
     _pow2i,
+    _split_scale,
 )
 
 # erf(x) / x - 1 as a polynomial in x^2 on [0, 1): relative error of erf 0.05 ulp
@@ -161,11 +168,6 @@ _ES = (F(1.256028175354004), F(1.0923320055007935), F(-0.4593315124511719),
        F(-1.965040683746338), F(0.45959383249282837), F(4.6892266273498535),
        F(-2.7036330699920654), F(-13.049104690551758), F(25.80661964416504),
        F(-15.566938400268555))
-_PG0, _PG0LO = F(0.5231633186340332), F(2.779210461767434e-08)  # Phi(-y), y in [0.66, 14.37]
-_PS = (F(0.6866357922554016), F(-0.11520960181951523), F(-1.3031742572784424),
-       F(0.8171164989471436), F(3.567066192626953), F(-7.0787811279296875),
-       F(-4.916271209716797), F(38.62049102783203), F(-49.77815628051758),
-       F(-19.53486442565918), F(71.22142791748047))
 _TAIL_LO, _TAIL_HI = F(0.47), F(10.06)  # erfc(10.06) < 2**-150 rounds to 0
 _MTWO_OVER_SQRTPI = F(-1.12837917)
 _MINV_SQRT2PI = F(-0.398942280)
@@ -268,50 +270,49 @@ def tl_erfc_f32(x):
 
 _GELU_ZERO = F(-14.36)  # x Phi(x) rounds to -0.0 below -14.356
 _GELU_ONE = F(5.5)  # Phi(x) rounds to 1 above 5.42: gelu(x) = x
-_GELU_NEG, _GELU_POS = F(-0.665), F(1.25)  # the small range; the tail from |x| >= 0.665
-# Phi(x) = 1/2 + x (p0 + p0_lo + z P(z)), z = x^2, for |x| < 1.25 (0.004 ulp of gelu for
-# -0.665 < x < 1.25), p0 + p0_lo = 1/sqrt(2 pi)
-_GELU_P0, _GELU_P0LO = F(0.3989422917366028), F(-1.1335170135851058e-08)
-_GELU_P = (F(-0.06649037450551987), F(0.009973499923944473), F(-0.0011871113674715161),
-           F(0.00011503657151479274), F(-9.062085155164823e-06), F(4.770682267007942e-07))
+# Phi(-y) = exp(-y^2 / 2) R(y), R(y) = erfcx(y / sqrt 2) / 2 = t G(t) for y in [0, 14.4], t =
+# 1/(y + 3), G = (y + 3) R(y) a polynomial of degree 10 in v = t - _GV (|v| <= 0.14: Horner's
+# rounding errors shrink; 0.26 ulp with these float32 coefficients)
+_GK, _GV = F(3.0), F(0.1954023)
+_GG = (F(0.8239691257476807), F(3.5557148456573486), F(9.081263542175293),
+       F(8.231772422790527), F(-20.53606414794922), F(-41.58130645751953),
+       F(94.28258514404297), F(164.5897979736328), F(-630.802734375), F(-376.5111083984375),
+       F(3292.00634765625))
+_GELU_TINY = F(2.0 ** -100)
 
 
 @_njit
 def tl_gelu_f32(x):
-    # |x| >= 0.665: Phi(-y) = R(y) (x_hi + x_lo) 2**n, y = |x| (in [0, 14.36]); y Phi(-y) =
-    # Y 2**n with Y = y (r_hi + r_lo) (x_hi + x_lo) rounded once (y r_hi split exactly)
+    # One formula for every lane (a second, polynomial one near 0 would be computed by every
+    # lane too): y = |x|, Y = y Phi(-y) = y R(y) exp(-y^2 / 2); gelu = -Y (x < 0), x - Y (x > 0,
+    # Y <= x/2: no cancellation).  R at the y_eff = 1/t - 3 that the rounded t stands for,
+    # moved to y by R' = y R - 1/sqrt(2 pi) times y - y_eff = ds - s (1 - t s) (s = y + 3 + ds).
     xc = _pick((x > _GELU_ZERO) & (x < _GELU_ONE), x, _ZERO)
     y = abs(xc)
-    t, da, v = _recip_parts(y)
-    s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10 = _PS
-    q = _fma(_fma(_fma(_fma(_fma(s10, v, s9), v, s8), v, s7), v, s6), v, s5)
-    q = _fma(_fma(_fma(_fma(_fma(q, v, s4), v, s3), v, s2), v, s1), v, s0)
-    h = y * y
-    r_hi, r_lo = _r_parts(t, da, v, q, _PG0, _PG0LO, y, _MINV_SQRT2PI,
-                          _fma(y, y, -h) * _HALF)
-    x_hi, x_lo, n = _exp_neg(h * _HALF)
-    yr = y * r_hi
-    inner = y * _fma(r_hi, x_lo, r_lo * (x_hi + x_lo))
-    yn = _fma(yr, x_hi, _fma(_fma(y, r_hi, -yr), x_hi, inner))
-    # x < 0: x Phi(x) = -Y 2**n, n in [-149, 0]; x > 0: x - Y 2**n (n >= -25), one rounding
-    tail = _pick(xc < _ZERO, -_scale2n(yn, n), _fma(-yn, _pow2i(max(n, -_HUNDRED)), xc))
-    # -0.665 < x < 1.25: Phi(x) = 1/2 + x p0 + x (p0_lo + z P(z)) as f_hi + f_lo (1/2 + x p0
-    # split exactly), then x f_hi + x f_lo rounded once: Phi - 1/2 nearly cancels 1/2 at
-    # x = -0.665; up to 1.25, where x Phi(-x) is within 0.12 x, the tail's error shrinks
-    z = xc * xc
-    p1, p2, p3, p4, p5, p6 = _GELU_P
-    q_hi = xc * _GELU_P0
-    q = _fma(_fma(_fma(_fma(_fma(p6, z, p5), z, p4), z, p3), z, p2), z, p1)
-    q_lo = _fma(xc * z, q, _fma(xc, _GELU_P0LO, _fma(xc, _GELU_P0, -q_hi)))
-    f_hi = _HALF + q_hi
-    small = _fma(xc, f_hi, xc * (((_HALF - f_hi) + q_hi) + q_lo))
-    res = _pick((xc > _GELU_NEG) & (xc < _GELU_POS), small, tail)
-    # |x| < 2**-125: x Phi(x) = x/2 + (a positive below 2**-200), x/2 rounded (small is m
-    # there, -0.0 kept) but its ties upwards: x/2 = m + d/2, d = x - 2 m in {0, +-2**-149}
-    # exactly (d = 0 for every other x)
+    s = y + _GK
+    ds = y - (s - _GK)
+    t = _ONE / s
+    da = _fma(-s, _fma(-t, s, _ONE), ds)
+    v = t - _GV
+    g0, g1, g2, g3, g4, g5, g6, g7, g8, g9, g10 = _GG
+    g = _fma(_fma(_fma(_fma(_fma(g10, v, g9), v, g8), v, g7), v, g6), v, g5)
+    g = _fma(_fma(_fma(_fma(_fma(g, v, g4), v, g3), v, g2), v, g1), v, g0)
+    rr = t * g
+    w = y * _fma(_fma(y, rr, _MINV_SQRT2PI), da, rr)
+    # exp(-h - l), y^2 = 2 (h + l) exactly (rounding y^2 would cost up to 100 ulp at y = 14):
+    # 2**n exp(r), and w exp(r) = w + w (exp(r) - 1) rounded once; 2**n from two normal factors,
+    # so only a subnormal result rounds a second time
+    hh = y * y
+    tt, r = _exp_reduce(hh * -_HALF)
+    r = _fma(_fma(y, y, -hh), -_HALF, r)
+    ea, eb = _split_scale(_fma(w, _fma(_exp_poly(r), r * r, r), w), tt)
+    yn = ea * eb
+    res = _pick(xc < _ZERO, -yn, xc - yn)
+    # |x| < 2**-100: x Phi(x) = x/2 + (a positive below 2**-200), x/2 rounded but its ties
+    # upwards: x/2 = m + d/2, d = x - 2 m in {0, +-2**-149} exactly
     m = x * _HALF
     d = _fma(m, -_TWO, x)
-    res = _pick(d > _ZERO, m + d, res)
+    res = _pick(abs(x) < _GELU_TINY, _pick(d > _ZERO, m + d, m), res)
     res = _pick(x <= _GELU_ZERO, x * _ZERO, res)  # -0.0 (NaN at -inf, as x * Phi(x))
     res = _pick(x >= _GELU_ONE, x, res)
     return x if x != x else res
