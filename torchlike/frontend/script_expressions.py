@@ -11,6 +11,7 @@ import ast
 
 from ..ir.graph import Value
 from ..ir.types import BOOL, FLOAT, INT, NONE, ListType, TupleType
+from ..ops.prim_ops import LIST_METHODS
 from ..ops.python_names import (
     NUMPY_ARGUMENT_NAMES,
     PythonOperator,
@@ -283,6 +284,9 @@ class ExpressionLowering(ModuleLowering, GraphBuilder):
             if callee.origin == "numpy":
                 kwargs = {NUMPY_ARGUMENT_NAMES.get(k, k): v for k, v in kwargs.items()}
             return self.emit_op(op.name, args, kwargs, e, op=op)
+        if isinstance(callee, Method) and isinstance(callee.value.type, ListType) \
+                and callee.name in LIST_METHODS:
+            return self.emit_op(LIST_METHODS[callee.name], [callee.value] + args, kwargs, e)
         if isinstance(callee, Method):
             op = self.ops_by_name(callee.name)
             if op is None or not op.params or op.params[0].name != "self":

@@ -9,9 +9,10 @@ import ast
 import inspect
 import os
 import textwrap
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Optional, Set, Tuple
 
 from ..errors import ScriptError
+from ..ops.prim_ops import LIST_METHODS
 
 __all__ = ["FunctionSource", "SourceFunction"]
 
@@ -53,6 +54,17 @@ class FunctionSource:
                 self.closure[name] = cell.cell_contents
             except ValueError:
                 pass
+
+    @property
+    def mutated_lists(self) -> Set[str]:
+        """Names whose list the body changes in place (``ys.append(y)``): a list literal bound
+        to one becomes a graph value where it is bound, not a compile-time sequence."""
+        if not hasattr(self, "_mutated_lists"):
+            self._mutated_lists = {
+                n.func.value.id for n in ast.walk(self.fdef)
+                if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                and isinstance(n.func.value, ast.Name) and n.func.attr in LIST_METHODS}
+        return self._mutated_lists
 
     @classmethod
     def from_text(cls, text: str, filename: str, first_line: int, globals_: Dict[str, Any],

@@ -244,6 +244,9 @@ class StatementLowering(ExpressionLowering):
     def assign(self, target, value, s):
         """Bind ``target`` (a name, or a tuple/list of targets to unpack into) to ``value``."""
         if isinstance(target, ast.Name):
+            if isinstance(value, Seq) and value.kind == "list" \
+                    and target.id in self.frame.mutated_lists:
+                value = self.materialize(value, s)  # ys = [] ... ys.append(y): a list value
             if isinstance(value, Value) and value.node is not None and value.name.isdigit() \
                     and value.node.kind != "prim::Constant":
                 value.name = self.graph.fresh_name(target.id)  # %new_h, as TorchScript names it

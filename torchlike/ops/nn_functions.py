@@ -62,7 +62,7 @@ NN_FUNCTIONS: Tuple[str, ...] = (
     # softmax family and the helper they call when dim is None
     "softmax", "softmin", "log_softmax", "_get_softmax_dim",
     # glu and normalization (ops/normalization.py), with batch_norm's training-mode check
-    "glu", "layer_norm", "batch_norm", "_verify_batch_size",
+    "glu", "layer_norm", "batch_norm", "group_norm", "_verify_batch_size",
     # embedding, padding, normalize, and the losses (ops/losses.py) with the reduction-argument
     # helpers of torch.nn._reduction they call (REDUCTION_HELPERS)
     "embedding", "pad", "normalize", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",

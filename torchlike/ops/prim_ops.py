@@ -84,6 +84,66 @@ _prim("prim::ListUnpack", lambda xp, t: list(t), num_outputs=None, infer=_infer_
 _prim("prim::TupleIndex", lambda xp, t, i: t[i], infer=_infer_tuple_index)
 
 
+# -- list mutation (TorchScript's ``ys.append(y)`` in a loop) -------------------------------------
+# The list is a Python list the interpreter passes by reference, so a mutation is seen through
+# every use of the value (``aten::cat(%ys)`` after the loop).  These ops are impure (never
+# removed or merged) and the list they mutate is never folded into, or merged as, a constant
+# (``passes.utils.is_pure``).
+
+def _append(xp, items, x):
+    items.append(x)
+    return items
+
+
+def _extend(xp, items, more):
+    items.extend(more)
+
+
+def _insert(xp, items, index, x):
+    items.insert(index, x)
+
+
+def _pop(xp, items, index=-1):
+    if not items:
+        raise IndexError("pop from empty list")
+    if not -len(items) <= index < len(items):
+        raise IndexError("pop index out of range")
+    return items.pop(index)
+
+
+def _set_item(xp, items, index, x):
+    if not -len(items) <= index < len(items):
+        raise IndexError("list index out of range")
+    items[index] = x
+    return items
+
+
+def _list_of(node, types, what):
+    t = types[0] if types else None
+    return [t.elem if what == "item" and isinstance(t, ListType) else t] if t is not None \
+        else _declared(node, types)
+
+
+# list methods a scripted function may call, and the op each records
+LIST_METHODS = {"append": "aten::append", "extend": "aten::extend", "insert": "aten::insert",
+                "pop": "aten::pop", "clear": "aten::clear"}
+_MUTATOR = dict(category="other", python_name=None, pure=False, foldable=False, mutates_list=True)
+defop("aten::append", "t[] self, t el", _append,
+      infer=lambda n, t: _list_of(n, t, "list"), **_MUTATOR)
+defop("aten::extend", "t[] self, t[] other", _extend, infer=lambda n, t: [], num_outputs=0,
+      **_MUTATOR)
+defop("aten::insert", "t[] self, int idx, t el", _insert, infer=lambda n, t: [], num_outputs=0,
+      **_MUTATOR)
+defop("aten::pop", "t[] self, int idx=-1", _pop, infer=lambda n, t: _list_of(n, t, "item"),
+      **_MUTATOR)
+defop("aten::_set_item", "t[] l, int idx, t el", _set_item,
+      infer=lambda n, t: _list_of(n, t, "list"), **_MUTATOR)
+defop("aten::clear", "t[] self", lambda xp, items: items.clear(), infer=lambda n, t: [],
+      num_outputs=0, **_MUTATOR)
+defop("aten::list", "t[] l", lambda xp, items: list(items), infer=lambda n, t: _list_of(n, t, "list"),
+      category="other", python_name=None)
+
+
 def _get_attr(xp, obj, name):
     if isinstance(obj, dict):
         return obj[name]
@@ -326,3 +386,23 @@ def _sequence_equality(kind: str, equal: bool) -> None:
 
 for _name, _equal in (("aten::eq", True), ("aten::ne", False)):
     _sequence_equality(_name, _equal)
+
+
+def _list_concatenation() -> None:
+    """TorchScript's ``aten::add`` of two lists (``[n, g] + list(x.size()[2:])``): a new list."""
+    op = REGISTRY["aten::add"]
+    elementwise_impl, elementwise_infer = op.impl, op.infer
+
+    def impl(xp, a, b, *rest):
+        if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+            return list(a) + list(b)
+        return elementwise_impl(xp, a, b, *rest)
+
+    def infer(node, types):  # None: the elementwise rule (shape_inference)
+        if types and isinstance(types[0], ListType):
+            return [types[0]]
+        return elementwise_infer(node, types) if elementwise_infer else None
+    op.impl, op.infer = impl, infer
+
+
+_list_concatenation()

@@ -12,7 +12,7 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
-from ..ir.types import INT, SCALAR_TYPE_ENUM, TensorType
+from ..ir.types import BOOL, INT, SCALAR_TYPE_ENUM, TensorType
 from .dtypes import Priority, is_bool, is_float, is_int, result_type
 from .registry import defop
 from .tensor_common import (
@@ -308,6 +308,33 @@ defop("aten::argmax", "Tensor self, int? dim=None, bool keepdim=False", _argmax_
       category="reduction", infer=_infer_argmax)
 defop("aten::argmin", "Tensor self, int? dim=None, bool keepdim=False", _argmax_like("argmin"),
       category="reduction", infer=_infer_argmax)
+
+
+def _any_all(name):
+    """``any``/``all`` over ``dim`` (None: every dim): bool, or uint8 for a uint8 input as in
+    PyTorch; NaN counts as true.  On a list (TorchScript's ``any(bool[])``): a Python bool."""
+    def impl(xp, x, dim=None, keepdim=False):
+        if isinstance(x, (list, tuple)):
+            return (any if name == "any" else all)(bool(v) for v in x)
+        axes = reduce_axes(x, dim)
+        fn = xp.any if name == "any" else xp.all
+        out = xp.asarray(fn(x, axis=axes, keepdims=bool(keepdim)))
+        return out.astype("uint8") if x.dtype == np.uint8 else out
+    return impl
+
+
+def _infer_any_all(node, types):
+    t = types[0] if types else None
+    if not isinstance(t, TensorType):
+        return [BOOL]
+    out = "uint8" if t.dtype == "uint8" else ("bool" if t.dtype is not None else None)
+    return [like(t, out, _infer_reduced_shape(t, arg(node, 1, None), arg(node, 2, False)))]
+
+
+defop("aten::any", "Tensor self, int[1]? dim=None, bool keepdim=False", _any_all("any"),
+      category="reduction", infer=_infer_any_all)
+defop("aten::all", "Tensor self, int[1]? dim=None, bool keepdim=False", _any_all("all"),
+      category="reduction", infer=_infer_any_all)
 
 
 def _softmax_impl(log: bool):

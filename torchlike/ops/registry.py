@@ -48,6 +48,8 @@ class OpDef:
                                             # for ops whose overloads differ (max.dim: 2)
     infer: Optional[Callable] = None        # infer(node, input_types) -> list of output types
     pure: bool = True                       # False: never removed or merged by DCE/CSE (Print)
+    mutates_list: bool = False              # changes its first input, a list, in place (append):
+                                            # the list it is given is never a shared constant
     foldable: bool = True                   # False: never evaluated at compile time (random,
                                             # mode-dependent, or a result a constant can't hold)
     code_name: Optional[str] = None         # its call in ``.code`` if not torch.<name> (int(x))

@@ -29,9 +29,21 @@ def is_pure(node: Node, cache: Dict[int, bool] = None) -> bool:
     else:
         op = registry.lookup(kind)
         pure = op is not None and op.pure
+        # a list something appends to is a fresh object per evaluation: not a constant, not
+        # merged with a twin
+        if pure and node.outputs and _mutated(node.outputs[0]):
+            pure = False
     if cache is not None:
         cache[id(node)] = pure
     return pure
+
+
+def _mutated(v: Value) -> bool:
+    for user in v.uses:
+        op = registry.lookup(user.kind)
+        if op is not None and op.mutates_list and user.inputs and user.inputs[0] is v:
+            return True
+    return False
 
 
 def returned_values(graph: Graph) -> Set[int]:
