@@ -68,7 +68,6 @@ from typing import Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tup
 
 import numpy as np
 
-from ..ir.attributes import SUBGRAPH_ATTR
 from ..ir.graph import Block, Graph, Node, Value, clone_graph
 from ..ir.types import ANY, BOOL, FLOAT, INT, NUMBER, TensorType
 from ..ops import registry
@@ -81,11 +80,15 @@ from ..passes.remove_mutation import remove_mutation
 from ..passes.unroll_loops import unroll_loops
 from . import decisions
 from .chunk_motion import BROADCASTING_CHUNK, move_chunks
+from .group_nodes import (
+    FUSION_GROUP,
+    build_group,
+    reads_only_constants,
+    remove_dead_constants,
+)
 from .mutation_order import mutation_order
 from .row_reduce import reduced_signature, why_not_row_reduction
 
-FUSION_GROUP = "prim::FusionGroup"
-CONSTANT_CHUNK = "prim::ConstantChunk"
 _CHUNKS = ("aten::chunk", BROADCASTING_CHUNK)
 
 _SCALAR_TYPES = (INT, FLOAT, BOOL, NUMBER)
@@ -192,21 +195,6 @@ def _chunk_unpack(node: Node, block_users: Dict[Value, List[Node]], returned: Se
     if len(unpack.outputs) != chunks.constant_value():
         return None
     return unpack
-
-
-def _foldable_constant(value: Value) -> bool:
-    """Scalar (and 0-d tensor) constants are cloned into the subgraph; others are inputs."""
-    if not value.is_constant():
-        return False
-    v = value.constant_value()
-    return not (isinstance(v, np.ndarray) and v.ndim != 0)
-
-
-def _constant_list(value: Value) -> bool:
-    """``prim::ListConstruct`` of int constants (a reduction's dims): folded like a constant."""
-    node = value.node
-    return node is not None and node.kind == "prim::ListConstruct" and all(
-        isinstance(i.constant_value(), int) for i in node.inputs)
 
 
 # -- the partition of one block ---------------------------------------------------------------
@@ -428,14 +416,18 @@ class _BlockPartition:
         for item in sorted((it for it in self.items if it.alive), key=lambda it: it.key):
             members = sorted(item.members, key=self.index.__getitem__)
             compute = sum(1 for m in members if m.kind not in _CHUNKS + ("prim::ListUnpack",))
-            if not item.fusible or compute < max(1, min_compute):
+            # members that read only constants (aten::to of a traced torch.tensor(0.5)) compute
+            # one value, not an array: nothing for a kernel to do
+            constant_only = item.fusible and reads_only_constants(members)
+            if not item.fusible or compute < max(1, min_compute) or constant_only:
                 if item.fusible and compute and decisions.wanted():
                     decisions.report(decisions.Decision(
                         decisions.TOO_SMALL, None, tuple(members), compute,
+                        "it reads only constants" if constant_only else
                         f"{compute} op(s), fewer than {max(1, min_compute)}"))
                 order.extend(members)
                 continue
-            group = _build_group(members, self.users, self.returned)
+            group = build_group(members, self.users, self.returned)
             if decisions.wanted():
                 decisions.report(decisions.Decision(decisions.GROUPED, group, tuple(members),
                                                     compute))
@@ -448,69 +440,6 @@ class _BlockPartition:
             v.uses = [u for u in v.uses if u not in removed]
         block.nodes = [n for n in order if n not in removed]
         return touched
-
-
-def _build_group(members: List[Node], users: Dict[Value, List[Node]],
-                 returned: Set[Value]) -> Node:
-    """A ``prim::FusionGroup`` node for ``members`` (in topological order).  The members'
-    outputs used outside become the group node's outputs (the same Value objects, so their
-    outside uses stay as they are)."""
-    member_set = set(members)
-    sub = Graph()
-    env: Dict[Value, Value] = {}
-    inputs: List[Value] = []
-    n_constants = 0
-
-    def new_value(v: Value, node: Optional[Node] = None) -> Value:
-        nv = Value(v.name, v.type, node=node, block=None if node is not None else sub.block)
-        sub.claim_name(v.name)
-        return nv
-
-    def lookup(v: Value) -> Value:
-        nonlocal n_constants
-        if v in env:
-            return env[v]
-        if _foldable_constant(v) or _constant_list(v):
-            const = v.node
-            attrs = dict(const.attrs) if const.kind == "prim::Constant" else {
-                "value": [i.constant_value() for i in const.inputs]}
-            node = Node("prim::Constant", [], attrs, const.source)
-            node.outputs.append(new_value(v, node))
-            sub.block.insert(n_constants, node)  # constants first, as PyTorch prints them
-            n_constants += 1
-            env[v] = node.outputs[0]
-        else:
-            param = new_value(v)
-            sub.block.params.append(param)
-            inputs.append(v)
-            env[v] = param
-        return env[v]
-
-    outputs: List[Value] = []
-    for m in members:
-        if m.kind == "prim::ListUnpack" and m.inputs[0].node in member_set:
-            continue  # emitted with its chunk
-        if m.kind == "aten::chunk":
-            unpack = users[m.output()][0]
-            attrs = {"chunks": m.inputs[1].constant_value(), "dim": m.inputs[2].constant_value()}
-            node = Node(CONSTANT_CHUNK, [lookup(m.inputs[0])], attrs, m.source)
-            produced = unpack.outputs
-        else:
-            node = Node(m.kind, [lookup(v) for v in m.inputs], dict(m.attrs), m.source)
-            produced = m.outputs
-        for out in produced:
-            nv = new_value(out, node)
-            node.outputs.append(nv)
-            env[out] = nv
-            if out in returned or any(u not in member_set for u in users[out]):
-                outputs.append(out)
-        sub.block.append(node)
-    sub.set_outputs([env[v] for v in outputs])
-    group = Node(FUSION_GROUP, inputs, {SUBGRAPH_ATTR: sub})
-    for out in outputs:  # re-home the outer values: their outside uses stay valid
-        out.node = group
-        group.outputs.append(out)
-    return group
 
 
 # -- public entry points ------------------------------------------------------------------------
@@ -544,7 +473,7 @@ def fuse(graph: Graph, dont_fuse: Iterable[str] = frozenset(), min_group_size: i
     touched: Set[Value] = set()
     _fuse_block(result.block, frozenset(dont_fuse), min_group_size, loop_min_group_size, False,
                 touched, reductions)
-    _remove_dead_constants(result, touched)
+    remove_dead_constants(result, touched)
     return result
 
 
@@ -557,26 +486,6 @@ def _elementwise_overloads(graph: Graph, dont_fuse: FrozenSet[str]) -> None:
             kind = op.elementwise_overload(node)
             if kind is not None:
                 node.kind = kind
-
-
-def _remove_dead_constants(graph: Graph, touched: Set[Value]) -> None:
-    """Constants (and constant dim lists) whose every use was folded into groups are dead now."""
-    lists = {v.node for v in touched if _constant_list(v) and not v.uses}
-    for block in graph.all_blocks():
-        for v in block.returns:
-            lists.discard(v.node)
-    for node in lists:
-        for i in node.inputs:
-            i.uses = [u for u in i.uses if u is not node]
-            touched.add(i)
-    dead = {v.node for v in touched if v.is_constant() and not v.uses} | lists
-    if not dead:
-        return
-    for block in graph.all_blocks():
-        for v in block.returns:
-            dead.discard(v.node)
-    for block in graph.all_blocks():
-        block.nodes = [n for n in block.nodes if n not in dead]
 
 
 def _fuse_block(block: Block, dont_fuse: FrozenSet[str], min_size: int, loop_min_size: int,

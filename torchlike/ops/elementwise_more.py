@@ -17,8 +17,11 @@ import math
 import numpy as np
 
 from ..errors import UnsupportedOpError
+from ..ir.types import TensorType
 from .dtypes import is_float, result_type
 from .elementwise_base import elementwise, rule_same
+from .registry import defop
+from .tensor_common import broadcast_shapes, like
 
 # ----- isnan -----
 
@@ -121,3 +124,29 @@ def _t_round(rint: str):
 elementwise("aten::round", "Tensor self, int decimals=0", ref=_round, dtype_rule=_rule_round,
             dtypes="number", scalar_out="float64", aliases=("rint",),
             numba=_t_round("np.rint"), cuda=_t_round("tl_rint"))
+
+
+# ----- isclose: interpreted (its tolerances are arguments; rare inside hot loops) -----
+
+def _isclose(xp, a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"{a.dtype} did not match {b.dtype}")
+    if rtol < 0 or atol < 0:
+        raise RuntimeError(f"isclose(): rtol and atol must be non-negative, got rtol={rtol} "
+                           f"and atol={atol}")
+    if a.dtype == np.bool_:
+        return xp.asarray(a == b)
+    # |a - b| <= atol + rtol |b|, or a == b (equal infinities), as PyTorch computes it
+    return xp.asarray(xp.isclose(a, b, rtol=rtol, atol=atol, equal_nan=bool(equal_nan)))
+
+
+def _infer_isclose(node, types):
+    if len(types) < 2 or not all(isinstance(t, TensorType) for t in types[:2]):
+        return None
+    a, b = types[0], types[1]
+    shape = None if a.shape is None or b.shape is None else broadcast_shapes(a.shape, b.shape)
+    return [like(a, "bool", shape)]
+
+
+defop("aten::isclose", "Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, "
+      "bool equal_nan=False", _isclose, infer=_infer_isclose)

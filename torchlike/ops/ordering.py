@@ -1,7 +1,9 @@
-"""Ops that walk a dim in order: ``cumsum``, ``cumprod``, ``topk``, ``sort``, ``argsort``::
+"""Ops that walk a dim in order: ``cumsum``, ``cumprod``, ``topk``, ``sort``, ``argsort``, and
+the ones that reorder or split along dims, ``flip``, ``roll``, ``unbind``::
 
     %c : Tensor = aten::cumsum(%x, %dim, %none)
     %values : Tensor, %indices : Tensor = aten::topk(%x, %k, %dim, %largest, %sorted)
+    %rows : Tensor[] = aten::unbind(%x, %0)    # a traced ``for r in x``
 
 Interpreted.  Dtypes as PyTorch: integer and bool ``cumsum``/``cumprod`` give int64, half
 precision accumulates in float32; ``topk`` and ``sort`` rank NaN above every number (it comes
@@ -11,9 +13,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir.types import TensorType
+from ..ir.types import ListType, TensorType
 from .registry import defop
-from .tensor_common import compute_dtype, dtype_arg, tensor_in, wrap_dim
+from .tensor_common import (
+    arg,
+    compute_dtype,
+    dims_list,
+    dtype_arg,
+    like,
+    tensor_in,
+    wrap_dim,
+)
 
 
 def _scan(kind):
@@ -86,3 +96,44 @@ defop("aten::sort", "Tensor self, int dim=-1, bool descending=False", _sort, num
       infer=_infer_pair)
 defop("aten::argsort", "Tensor self, int dim=-1, bool descending=False", _argsort,
       infer=lambda node, types: [TensorType("int64")])
+
+
+def _flip(xp, x, dims):
+    axes = [wrap_dim(d, max(x.ndim, 1)) for d in dims_list(dims) or ()]
+    if len(set(axes)) != len(axes):
+        raise RuntimeError(f"dims has duplicates, original flip dims size={len(axes)}, but "
+                           f"unique flip dims size={len(set(axes))}")
+    return xp.flip(x, axis=tuple(axes)).copy() if x.ndim and axes else x.copy()
+
+
+def _roll(xp, x, shifts, dims=()):
+    shifts, dims = dims_list(shifts) or [], dims_list(dims) or []
+    if not dims:  # flattened, rolled, reshaped back
+        if len(shifts) != 1:
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
+                               f"dims:0")
+        return xp.roll(x.reshape(-1), shifts[0]).reshape(x.shape)
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
+                           f"dims:{len(dims)}")
+    return xp.roll(x, tuple(shifts), axis=tuple(wrap_dim(d, x.ndim) for d in dims))
+
+
+def _unbind(xp, x, dim=0):
+    d = wrap_dim(dim, x.ndim)
+    return [xp.take(x, i, axis=d) for i in range(x.shape[d])]
+
+
+def _infer_unbind(node, types):
+    t, d = tensor_in(types), arg(node, 1, 0)
+    shape = None
+    if t.shape is not None and isinstance(d, int) and t.rank:
+        shape = t.shape[:d % t.rank] + t.shape[d % t.rank + 1:]
+    return [ListType(like(t, shape=shape))]
+
+
+defop("aten::flip", "Tensor self, int[] dims", _flip, category="shape",
+      infer=lambda node, types: [like(tensor_in(types))])
+defop("aten::roll", "Tensor self, int[1] shifts, int[1] dims=[]", _roll, category="shape",
+      infer=lambda node, types: [like(tensor_in(types))])
+defop("aten::unbind", "Tensor self, int dim=0", _unbind, category="shape", infer=_infer_unbind)

@@ -1,0 +1,193 @@
+"""Idioms of scripted and traced models that used to stop a graph: each as PyTorch 2.13 prints
+it, run interpreted, fused, and fused strictly, against numpy (and against eager PyTorch where
+torch is installed).
+
+* ``for i, r in enumerate(x)`` / ``zip(x, y)`` scripted: the trip count is ``prim::min`` of a
+  list of lengths; ``for r in x`` traced: ``aten::unbind`` then ``prim::ListUnpack``;
+* ``aten::flip``, ``aten::roll``, ``aten::isclose``;
+* ``torch.clamp(x, min=torch.tensor(-0.5), ...)`` traced: ``aten::to`` of a 0-d constant, a
+  would-be group that reads only constants and so is left to the interpreter (strict mode once
+  failed on it: "unsupported scalar output of a fusion group").
+"""
+from __future__ import annotations
+
+import importlib.util
+import warnings
+
+import numpy as np
+import pytest
+
+from torchlike import jit
+from torchlike.fuser import config
+from torchlike.ir import parse_graph
+
+ENUMERATE = """graph(%x.1 : Tensor):
+  %27 : int = prim::Constant[value=1]()
+  %18 : bool = prim::Constant[value=1]() # m.py:81:4
+  %5 : NoneType = prim::Constant()
+  %2 : int = prim::Constant[value=0]() # m.py:80:27
+  %11 : int = prim::Constant[value=9223372036854775807]() # m.py:81:16
+  %4 : Tensor = aten::select(%x.1, %2, %2) # m.py:80:25
+  %s.1 : Tensor = aten::zeros_like(%4, %5, %5, %5, %5, %5) # m.py:80:8
+  %15 : int = aten::len(%x.1) # m.py:81:4
+  %16 : int[] = prim::ListConstruct(%11, %15)
+  %17 : int = prim::min(%16) # m.py:81:4
+  %s : Tensor = prim::Loop(%17, %18, %s.1) # m.py:81:4
+    block0(%i.1 : int, %s.11 : Tensor):
+      %r.1 : Tensor = aten::select(%x.1, %2, %i.1) # m.py:81:4
+      %26 : Tensor = aten::mul(%r.1, %i.1) # m.py:82:16
+      %s.5 : Tensor = aten::add(%s.11, %26, %27) # m.py:82:12
+      -> (%18, %s.5)
+  return (%s)
+"""
+
+UNBIND = """graph(%x : Float(3, 4, strides=[4, 1], requires_grad=0, device=cpu)):
+  %1 : int = prim::Constant[value=0]() # torch/_tensor.py:1215:0
+  %2 : Tensor[] = aten::unbind(%x, %1) # torch/_tensor.py:1215:0
+  %r.1 : Float(4, strides=[1], requires_grad=0, device=cpu), %r.3 : Float(4, strides=[1], requires_grad=0, device=cpu), %r : Float(4, strides=[1], requires_grad=0, device=cpu) = prim::ListUnpack(%2)
+  %6 : Long(requires_grad=0, device=cpu) = prim::Constant[value={2}]() # m.py:72:0
+  %7 : Float(4, strides=[1], requires_grad=0, device=cpu) = aten::mul(%r.1, %6) # m.py:72:0
+  %9 : Float(4, strides=[1], requires_grad=0, device=cpu) = aten::mul(%r.3, %6) # m.py:72:0
+  %11 : Float(4, strides=[1], requires_grad=0, device=cpu) = aten::mul(%r, %6) # m.py:72:0
+  %12 : Tensor[] = prim::ListConstruct(%7, %9, %11)
+  %14 : Float(3, 4, strides=[4, 1], requires_grad=0, device=cpu) = aten::stack(%12, %1) # m.py:73:0
+  return (%14)
+"""
+
+FLIP_ROLL = """graph(%x.1 : Tensor):
+  %2 : int = prim::Constant[value=1]() # m.py:28:37
+  %m : int = prim::Constant[value=-1]() # m.py:28:37
+  %3 : int[] = prim::ListConstruct(%2)
+  %4 : Tensor = aten::flip(%x.1, %3) # m.py:28:22
+  %7 : Tensor = aten::add(%4, %x.1, %2) # m.py:28:22
+  %s : int[] = prim::ListConstruct(%m)
+  %5 : Tensor = aten::roll(%7, %s, %3) # m.py:29:22
+  return (%5)
+"""
+
+ISCLOSE = """graph(%x.1 : Tensor,
+      %y.1 : Tensor):
+  %5 : bool = prim::Constant[value=0]()
+  %4 : float = prim::Constant[value=0.10000000000000001]() # m.py:95:53
+  %6 : Tensor = aten::isclose(%x.1, %y.1, %4, %4, %5) # m.py:95:28
+  return (%6)
+"""
+
+TENSOR_BOUNDS = """graph(%x : Float(4, 6, strides=[6, 1], requires_grad=0, device=cpu)):
+  %1 : Float(requires_grad=0, device=cpu) = prim::Constant[value={-0.5}]() # m.py:87:0
+  %2 : Device = prim::Constant[value="cpu"]() # m.py:87:0
+  %3 : int = prim::Constant[value=6]() # m.py:87:0
+  %4 : bool = prim::Constant[value=0]() # m.py:87:0
+  %6 : NoneType = prim::Constant()
+  %7 : Float(requires_grad=0, device=cpu) = aten::to(%1, %2, %3, %4, %4, %6) # m.py:87:0
+  %8 : Float(requires_grad=0, device=cpu) = aten::detach(%7) # m.py:87:0
+  %9 : Float(requires_grad=0, device=cpu) = prim::Constant[value={0.5}]() # m.py:87:0
+  %15 : Float(requires_grad=0, device=cpu) = aten::to(%9, %2, %3, %4, %4, %6) # m.py:87:0
+  %16 : Float(requires_grad=0, device=cpu) = aten::detach(%15) # m.py:87:0
+  %17 : Float(4, 6, strides=[6, 1], requires_grad=0, device=cpu) = aten::clamp(%x, %8, %16) # m.py:87:0
+  return (%17)
+"""
+
+
+def _run_all_modes(text, *args):
+    """The graph's outputs interpreted, fused, and fused in strict mode (one list each)."""
+    outs = [jit.run(parse_graph(text), *args), jit.run(jit.fuse(parse_graph(text)), *args)]
+    config.set_strict(True)
+    try:
+        outs.append(jit.run(jit.fuse(parse_graph(text)), *args))
+    finally:
+        config.set_strict(False)
+    return outs
+
+
+X = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+
+
+@pytest.mark.parametrize("text, args, want", [
+    (ENUMERATE, (X,), sum(r * i for i, r in enumerate(X))),
+    (UNBIND, (X,), X * 2),
+    (FLIP_ROLL, (X,), np.roll(X[:, ::-1] + X, -1, 1)),
+    (ISCLOSE, (X, X + np.float32(0.05)), np.isclose(X, X + np.float32(0.05), 0.1, 0.1)),
+    (TENSOR_BOUNDS, (np.linspace(-1, 1, 24, dtype=np.float32).reshape(4, 6),),
+     np.clip(np.linspace(-1, 1, 24, dtype=np.float32).reshape(4, 6), -0.5, 0.5)),
+], ids=["enumerate", "unbind", "flip_roll", "isclose", "tensor_bounds"])
+def test_idiom(text, args, want):
+    for mode, got in zip(("interpreted", "fused", "strict"), _run_all_modes(text, *args)):
+        assert got.dtype == want.dtype, mode
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6, err_msg=mode)
+
+
+def test_flip_roll_isclose_errors():
+    from torchlike.errors import ExecutionError
+    g = parse_graph(FLIP_ROLL.replace("%3 : int[] = prim::ListConstruct(%2)",
+                                      "%3 : int[] = prim::ListConstruct(%2, %2)"))
+    with pytest.raises(ExecutionError, match="aten::flip.*dims has duplicates"):
+        jit.run(g, X)
+    with pytest.raises(ExecutionError, match="aten::isclose.*did not match"):
+        jit.run(parse_graph(ISCLOSE), X, X.astype(np.float64))
+
+
+SOURCE = '''
+import torch
+import torch.nn.functional as F
+
+
+def enumerate_rows(x):
+    s = torch.zeros_like(x[0])
+    for i, r in enumerate(x):
+        s = s + r * i
+    return s
+
+
+def zip_rows(x, y):
+    s = torch.zeros_like(x[0])
+    for a, b in zip(x, y):
+        s = s + a * b
+    return s
+
+
+def stack_rows(x):
+    ys = []
+    for r in x:
+        ys.append(r * 2)
+    return torch.stack(ys)
+
+
+def flip_roll(x):
+    return torch.roll(torch.flip(x, [1]) + x, (1, -1), (0, 1))
+
+
+def close(x, y):
+    return torch.isclose(x, y, rtol=0.1, atol=0.1) & torch.isclose(x, x, equal_nan=True)
+
+
+def tensor_bounds(x):
+    return torch.clamp(x, min=torch.tensor(-0.5), max=torch.tensor(0.5))
+
+
+def any_all(x):
+    return (x > 0).any(1) | (x < -1).all(0).any()
+'''
+
+
+def test_against_torch(torch, tmp_path):
+    path = tmp_path / "model_idioms.py"
+    path.write_text(SOURCE)
+    spec = importlib.util.spec_from_file_location("model_idioms", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    x = torch.randn(5, 4)
+    x[1, 2] = float("nan")
+    y = x + 0.05 * torch.randn(5, 4)
+    cases = {"enumerate_rows": (x,), "zip_rows": (x, y), "stack_rows": (x,),
+             "flip_roll": (x,), "close": (x, y), "tensor_bounds": (x,), "any_all": (x,)}
+    warnings.filterwarnings("ignore", category=DeprecationWarning)
+    for name, args in cases.items():
+        fn = getattr(mod, name)
+        want = fn(*args).numpy()
+        for capture in ("script", "trace"):
+            f = torch.jit.script(fn) if capture == "script" else torch.jit.trace(fn, args)
+            for got in _run_all_modes(str(f.graph), *[a.numpy() for a in args]):
+                assert got.dtype == want.dtype, (name, capture)
+                np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6,
+                                           err_msg=f"{name} ({capture})")
