@@ -5,6 +5,9 @@ torch is installed).
 * ``for i, r in enumerate(x)`` / ``zip(x, y)`` scripted: the trip count is ``prim::min`` of a
   list of lengths; ``for r in x`` traced: ``aten::unbind`` then ``prim::ListUnpack``;
 * ``aten::flip``, ``aten::roll``, ``aten::isclose``;
+* the tensor ops of ``ops/tensor_extras.py`` (``nonzero``, ``where(condition)``, ``narrow``,
+  ``empty_like``, ``eye``, ``linspace``, ``dot``, ``outer``, ``nansum``, ``cosine_similarity``,
+  ...), scripted and traced by torch, against torch;
 * ``torch.clamp(x, min=torch.tensor(-0.5), ...)`` traced: ``aten::to`` of a 0-d constant, a
   would-be group that reads only constants and so is left to the interpreter (strict mode once
   failed on it: "unsupported scalar output of a fusion group").
@@ -191,3 +194,100 @@ def test_against_torch(torch, tmp_path):
                 assert got.dtype == want.dtype, (name, capture)
                 np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6,
                                            err_msg=f"{name} ({capture})")
+
+
+EXTRAS = """graph(%x.1 : Tensor):
+  %none : NoneType = prim::Constant()
+  %0 : int = prim::Constant[value=0]()
+  %1 : int = prim::Constant[value=1]()
+  %2 : int = prim::Constant[value=2]()
+  %4 : int = prim::Constant[value=4]()
+  %f : float = prim::Constant[value=0.]()
+  %m : Tensor = aten::gt(%x.1, %f)
+  %nz : Tensor = aten::nonzero(%m)
+  %w : Tensor[] = aten::where(%m)
+  %n : Tensor = aten::narrow(%x.1, %1, %1, %2)
+  %e : Tensor = aten::empty_like(%x.1, %none, %none, %none, %none, %none)
+  %i : Tensor = aten::eye(%4, %none, %none, %none, %none)
+  %l : Tensor = aten::linspace(%0, %1, %4, %none, %none, %none, %none)
+  %c : Tensor = aten::count_nonzero(%m, %1)
+  return (%nz, %w, %n, %e, %i, %l, %c)
+"""
+
+
+def test_tensor_extras_interpreted():
+    x = np.array([[1.0, -2.0, 3.0, np.nan], [0.0, 5.0, -1.0, 2.0]], np.float32)
+    nz, w, n, e, i, lin, c = jit.run(parse_graph(EXTRAS), x)
+    np.testing.assert_array_equal(nz, np.argwhere(x > 0))
+    assert nz.dtype == np.int64 and nz.shape == (4, 2)
+    assert len(w) == 2 and all(v.dtype == np.int64 for v in w)
+    np.testing.assert_array_equal(np.stack(w, 1), nz)
+    np.testing.assert_array_equal(n, x[:, 1:3])
+    assert e.shape == x.shape and e.dtype == x.dtype and not e.any()  # zeros, never garbage
+    np.testing.assert_array_equal(i, np.eye(4, dtype=np.float32))
+    np.testing.assert_allclose(lin, np.linspace(0, 1, 4, dtype=np.float32))
+    np.testing.assert_array_equal(c, [2, 2])
+    bad = EXTRAS.replace("aten::narrow(%x.1, %1, %1, %2)", "aten::narrow(%x.1, %1, %2, %4)")
+    from torchlike.errors import ExecutionError
+    with pytest.raises(ExecutionError, match="aten::narrow.*exceeds dimension size"):
+        jit.run(parse_graph(bad), x)
+
+
+EXTRAS_SOURCE = '''
+import torch
+import torch.nn.functional as F
+
+
+def searching(x):
+    return (x > 0).nonzero(), torch.argwhere(x > 1), torch.where(x > 0)[1], \
+        torch.count_nonzero(x > 0, dim=1)
+
+
+def views(x):
+    return x.narrow(1, 1, 3) * 2, x[0].broadcast_to(3, 6) + 1, \
+        torch.movedim(x.reshape(2, 2, 6), 0, 2) - 1
+
+
+def factories(x):
+    y = torch.empty_like(x)
+    y.fill_(2.0)
+    return y * x, x[:, :4] @ torch.eye(4), x * torch.linspace(0, 1, 6)
+
+
+def products(x):
+    return torch.dot(x[0], x[1]), torch.mv(x, x[0]), torch.outer(x[0], x[1]), \
+        torch.trace(x[:, :4])
+
+
+def nan_reductions(x):
+    y = torch.where(x > 1, torch.full_like(x, float("nan")), x)
+    return torch.nansum(y, 1), torch.nanmean(y, 0), torch.diff(x, dim=1)
+
+
+def distances(x, y):
+    return F.cosine_similarity(x, y, dim=1), F.pairwise_distance(x, y), \
+        F.pairwise_distance(x, y, p=1.0, keepdim=True)
+'''
+
+
+def test_tensor_extras_against_torch(torch, tmp_path):
+    path = tmp_path / "tensor_extras_programs.py"
+    path.write_text(EXTRAS_SOURCE)
+    spec = importlib.util.spec_from_file_location("tensor_extras_programs", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    warnings.filterwarnings("ignore", category=DeprecationWarning)
+    x = torch.randn(4, 6, generator=torch.Generator().manual_seed(0))
+    y = torch.randn(4, 6, generator=torch.Generator().manual_seed(1))
+    cases = {"searching": (x,), "views": (x,), "factories": (x,), "products": (x,),
+             "nan_reductions": (x,), "distances": (x, y)}
+    for name, args in cases.items():
+        fn = getattr(mod, name)
+        want = [w.numpy() for w in fn(*args)]
+        for capture in ("script", "trace"):
+            f = torch.jit.script(fn) if capture == "script" else torch.jit.trace(fn, args)
+            for got in _run_all_modes(str(f.graph), *[a.numpy() for a in args]):
+                for g, w in zip(got, want):
+                    assert g.dtype == w.dtype and g.shape == w.shape, (name, capture)
+                    np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6,
+                                               err_msg=f"{name} ({capture})")

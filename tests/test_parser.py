@@ -562,3 +562,31 @@ def test_one_element_tensor_constant_keeps_its_printed_shape():
     c, d, y = run(g, np.ones((), np.float32))
     assert c.shape == (1,) and c.dtype == np.float32 and np.ndim(d) == 0
     assert y.shape == (1,)  # a 0-d input times a (1,) constant is (1,), as in PyTorch
+
+
+def test_empty_typed_list_constant_round_trips():
+    """PyTorch prints an empty list constant with its type (F.avg_pool1d's default stride)."""
+    import numpy as np
+
+    from torchlike.interpreter import run
+    text = ("graph(%x.1 : Tensor):\n"
+            "  %4 : int[] = prim::Constant[value=annotate(List[int], [])]()\n"
+            "  %f : float[] = prim::Constant[value=annotate(List[float], [])]()\n"
+            "  %n : int = aten::len(%4)\n"
+            "  %m : int = aten::len(%f)\n"
+            "  %s : int = aten::add(%n, %m)\n"
+            "  return (%s)\n")
+    g = parse_graph(text)
+    assert str(g) == text
+    assert [n.attrs["value"] for n in g.nodes if n.kind == "prim::Constant"] == [[], []]
+    assert run(g, np.ones(2, np.float32)) == 0
+    with pytest.raises(ParseError, match="annotate"):
+        parse_graph(text.replace("annotate(List[int], [])", "annotate(List[int] [])"))
+
+
+def test_empty_typed_list_against_torch(torch):
+    def pool(x):
+        return torch.nn.functional.avg_pool1d(x, 2)
+    text = str(torch.jit.script(pool).graph)
+    assert "annotate(List[int], [])" in text
+    assert str(parse_graph(text)) == text

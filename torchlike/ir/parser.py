@@ -416,9 +416,29 @@ class _Parser(Cursor):
                     .isidentifier():
                 self.i += len(word)
                 return v
+        if s.startswith("annotate(", self.i):
+            return self.annotated()
         if c.isalpha() or c == "_":
             return self.type()
         raise self.expected("an attribute value")
+
+    def annotated(self):
+        """``annotate(List[int], [])``: how PyTorch prints an empty typed list constant; the
+        value is the list (the node's output type already says its element type)."""
+        s, depth = self.s, 0
+        self.i += len("annotate(")
+        while self.i < len(s) and not (depth == 0 and s[self.i] == ","):
+            if s[self.i] in "\n()" or depth < 0:  # the type ends at its comma, on this line
+                break
+            depth += {"[": 1, "]": -1}.get(s[self.i], 0)
+            self.i += 1
+        if not self.accept(","):
+            raise self.expected("',' after the type in annotate(...)")
+        value = self.attr_value(None)
+        self.ws()
+        if not self.accept(")"):
+            raise self.expected("')' closing annotate(...)")
+        return value
 
     def string(self) -> str:
         s, i = self.s, self.i + 1

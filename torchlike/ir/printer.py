@@ -98,6 +98,21 @@ def format_attr_value(value: Any, nested: bool = False) -> str:
     raise TypeError(f"cannot print attribute value {value!r}")
 
 
+_PYTHON_TYPE_NAMES = {"int": "int", "float": "float", "bool": "bool", "str": "str",
+                      "Tensor": "Tensor"}
+
+
+def _node_attr(node, name: str, value: Any) -> str:
+    """An attribute as PyTorch prints it on ``node``: an empty list constant carries its type,
+    ``annotate(List[int], [])``."""
+    if name == "value" and isinstance(value, list) and not value and node.outputs:
+        t = node.outputs[0].type
+        elem = getattr(t, "elem", None)
+        if elem is not None and str(elem) in _PYTHON_TYPE_NAMES:
+            return f"annotate(List[{_PYTHON_TYPE_NAMES[str(elem)]}], [])"
+    return format_attr_value(value)
+
+
 def _value_list(values) -> str:
     return ", ".join(f"%{v.name}" for v in values)
 
@@ -125,7 +140,7 @@ class _Printer:
             self.subgraphs.append((kind, node.attrs[SUBGRAPH_ATTR]))
         attr_text = ""
         if attrs:
-            attr_text = "[" + ", ".join(f"{k}={format_attr_value(v)}" for k, v in attrs.items()) + "]"
+            attr_text = "[" + ", ".join(f"{k}={_node_attr(node, k, v)}" for k, v in attrs.items()) + "]"
         line = f"{head}{kind}{attr_text}({_value_list(node.inputs)})"
         if node.source:
             line += f" # {node.source}"

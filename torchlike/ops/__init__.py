@@ -19,6 +19,7 @@ from . import (  # noqa: F401  (registration side effects)
     prim_ops,
     reductions,
     shape_ops,
+    tensor_extras,
 )
 from .registry import REGISTRY, OpDef, Param, elementwise_ops, get, lookup, register
 

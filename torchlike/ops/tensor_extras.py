@@ -1,0 +1,255 @@
+"""Tensor ops models call around their elementwise work, interpreted (numpy or cupy), with
+PyTorch's dtypes and checks::
+
+    %i : Tensor = aten::nonzero(%mask)                  # (n, ndim) int64 indices
+    %e : Tensor = aten::empty_like(%x, %none, %none, %none, %none, %none)
+    %v : Tensor = aten::narrow(%x, %dim, %start, %length)
+
+* searching: ``nonzero``, ``argwhere``, ``where(condition)`` (``nonzero(as_tuple=True)``),
+  ``count_nonzero``;
+* factories: ``empty_like`` (zeros: never garbage), ``eye``, ``linspace``;
+* views: ``narrow``, ``broadcast_to``, ``movedim`` (``moveaxis``);
+* products: ``dot``, ``mv``, ``outer`` (``ger``), ``trace``;
+* reductions that skip NaN: ``nansum``, ``nanmean``; ``diff``;
+* distances: ``cosine_similarity``, ``pairwise_distance`` (as ATen computes them).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir.types import TensorType
+from .registry import REGISTRY, defop
+from .tensor_common import (
+    arg,
+    compute_dtype,
+    dims_list,
+    dtype_arg,
+    like,
+    reduce_axes,
+    tensor_in,
+    wrap_dim,
+)
+
+# -- searching -----------------------------------------------------------------------------------
+
+
+def _nonzero(xp, x):
+    return xp.asarray(xp.argwhere(x)).astype("int64").reshape(-1, max(x.ndim, 0))
+
+
+def _infer_indices(node, types):
+    t = tensor_in(types)
+    return [like(t, "int64", None if t.rank is None else (None, t.rank))]
+
+
+def _count_nonzero(xp, x, dim=None):
+    axes = reduce_axes(x, dim)
+    return xp.asarray(xp.count_nonzero(x, axis=axes)).astype("int64")
+
+
+defop("aten::nonzero", "Tensor self", _nonzero, infer=_infer_indices)
+defop("aten::argwhere", "Tensor self", _nonzero, infer=_infer_indices)
+defop("aten::count_nonzero", "Tensor self, int[1]? dim=None", _count_nonzero,
+      category="reduction",
+      infer=lambda node, types: [like(tensor_in(types), "int64", None)])
+
+
+def _where_one_argument() -> None:
+    """``torch.where(condition)``: ``nonzero(condition, as_tuple=True)``, a list of int64
+    index tensors, one per dim; the three-argument form stays the elementwise op."""
+    op = REGISTRY["aten::where"]
+    select = op.impl
+
+    def impl(xp, condition, *rest, **attrs):
+        if not rest:
+            return [xp.asarray(i).astype("int64") for i in xp.nonzero(condition)]
+        return select(xp, condition, *rest, **attrs)
+    op.impl = impl
+
+
+_where_one_argument()
+
+# -- factories -----------------------------------------------------------------------------------
+
+_OPTS = "ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None"
+
+
+def _empty_like(xp, x, dtype=None, layout=None, device=None, pin_memory=None,
+                memory_format=None):
+    return xp.zeros(x.shape, dtype=dtype_arg(dtype) or x.dtype)
+
+
+def _eye(xp, n, *args):
+    m = args[0] if args and isinstance(args[0], int) and not isinstance(args[0], bool) else n
+    opts = args[1:] if args and m is args[0] else args
+    if n < 0 or m < 0:
+        raise RuntimeError(f"n must be greater or equal to 0, got {min(n, m)}")
+    return xp.eye(n, m, dtype=dtype_arg(opts[0] if opts else None) or "float32")
+
+
+def _linspace(xp, start, end, steps, dtype=None, layout=None, device=None, pin_memory=None):
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    out = dtype_arg(dtype) or "float32"
+    return xp.asarray(np.linspace(float(start), float(end), int(steps))).astype(out)
+
+
+def _factory_type(node, types):
+    t = node.outputs[0].type
+    return [t if isinstance(t, TensorType) else TensorType()]
+
+
+defop("aten::empty_like", f"Tensor self, {_OPTS}, MemoryFormat? memory_format=None", _empty_like,
+      infer=lambda node, types: [like(tensor_in(types), dtype_arg(arg(node, 1)) or
+                                      tensor_in(types).dtype)], foldable=False)
+defop("aten::eye", "int n", _eye, infer=_factory_type, foldable=False)
+defop("aten::linspace", f"Scalar start, Scalar end, int steps, {_OPTS}", _linspace,
+      infer=_factory_type, foldable=False)
+
+# -- views ---------------------------------------------------------------------------------------
+
+
+def _narrow(xp, x, dim, start, length):
+    d = wrap_dim(dim, x.ndim)
+    size = x.shape[d]
+    start = start + size if start < 0 else start
+    if not (0 <= start <= size and length >= 0 and start + length <= size):
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "
+                           f"({size}).")
+    return x[(slice(None),) * d + (slice(start, start + length),)]
+
+
+def _movedim(xp, x, source, destination):
+    src, dst = dims_list(source) or [], dims_list(destination) or []
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) "
+                           f"should contain the same number of dims as destination ({dst} dims)")
+    return xp.moveaxis(x, [wrap_dim(d, x.ndim) for d in src], [wrap_dim(d, x.ndim) for d in dst])
+
+
+def _broadcast_to(xp, x, size):
+    shape = tuple(x.shape[i - len(size) + x.ndim] if s == -1 else s
+                  for i, s in enumerate(size))
+    return xp.broadcast_to(x, shape)
+
+
+defop("aten::narrow", "Tensor self, int dim, int start, int length", _narrow, category="shape")
+defop("aten::movedim", "Tensor self, int[1] source, int[1] destination", _movedim,
+      category="shape", aliases=("moveaxis",))
+defop("aten::moveaxis", "Tensor self, int[1] source, int[1] destination", _movedim,
+      category="shape", python_name=None)
+defop("aten::broadcast_to", "Tensor self, int[] size", _broadcast_to, category="shape")
+
+# -- products ------------------------------------------------------------------------------------
+
+
+def _same_dtype(a, b, what):
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"{what}: expected both vectors to have same dtype, but found "
+                           f"{a.dtype} and {b.dtype}")
+
+
+def _dot(xp, a, b):
+    if a.ndim != 1 or b.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors")
+    if a.shape != b.shape:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{a.shape[0]}] and src "
+                           f"[{b.shape[0]}] to have the same number of elements, but got "
+                           f"{a.shape[0]} and {b.shape[0]} elements respectively")
+    _same_dtype(a, b, "dot")
+    comp = compute_dtype(str(a.dtype))
+    return xp.asarray(xp.dot(a.astype(comp), b.astype(comp))).astype(a.dtype)
+
+
+def _mv(xp, m, v):
+    if m.ndim != 2 or v.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {m.ndim}, {v.ndim}")
+    _same_dtype(m, v, "mv")
+    return xp.asarray(m @ v)
+
+
+def _outer(xp, a, b):
+    if a.ndim != 1 or b.ndim != 1:
+        raise RuntimeError(f"outer: expected 1D tensors, got {a.ndim}D and {b.ndim}D")
+    return xp.asarray(xp.multiply.outer(a, b))
+
+
+def _trace(xp, x):
+    if x.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {x.ndim}")
+    out = "int64" if x.dtype.kind in "biu" else str(x.dtype)
+    return xp.asarray(xp.trace(x.astype(compute_dtype(out)))).astype(out)
+
+
+defop("aten::dot", "Tensor self, Tensor tensor", _dot,
+      infer=lambda node, types: [like(tensor_in(types), shape=())])
+defop("aten::mv", "Tensor self, Tensor vec", _mv)
+defop("aten::outer", "Tensor self, Tensor vec2", _outer, aliases=("ger",))
+defop("aten::ger", "Tensor self, Tensor vec2", _outer, python_name=None)
+defop("aten::trace", "Tensor self", _trace)
+
+# -- NaN-skipping reductions, diff -----------------------------------------------------------------
+
+
+def _nan_reduction(kind):
+    def impl(xp, x, dim=None, keepdim=False, dtype=None):
+        out = dtype_arg(dtype) or ("int64" if x.dtype.kind in "biu" else str(x.dtype))
+        if kind == "nanmean" and x.dtype.kind not in "fc":
+            raise RuntimeError(f"nanmean(): expected input to have floating point or complex "
+                               f"dtype but got {x.dtype}")
+        a = x.astype(compute_dtype(out), copy=False)
+        fn = xp.nansum if kind == "nansum" else xp.nanmean
+        with np.errstate(all="ignore"):
+            r = fn(a, axis=reduce_axes(x, dim), keepdims=bool(keepdim))
+        return xp.asarray(r).astype(out)
+    return impl
+
+
+_NAN_SCHEMA = "Tensor self, int[1]? dim=None, bool keepdim=False, ScalarType? dtype=None"
+defop("aten::nansum", _NAN_SCHEMA, _nan_reduction("nansum"), category="reduction")
+defop("aten::nanmean", _NAN_SCHEMA, _nan_reduction("nanmean"), category="reduction")
+
+
+def _diff(xp, x, n=1, dim=-1, prepend=None, append=None):
+    d = wrap_dim(dim, x.ndim)
+    parts = [p for p in (prepend, x, append) if p is not None]
+    a = xp.concatenate(parts, axis=d) if len(parts) > 1 else x
+    if a.dtype == np.bool_:  # PyTorch: logical_xor of neighbours
+        out = a
+        for _ in range(n):
+            out = xp.logical_xor(out[(slice(None),) * d + (slice(1, None),)],
+                                 out[(slice(None),) * d + (slice(None, -1),)])
+        return out
+    return xp.diff(a, n=n, axis=d)
+
+
+defop("aten::diff", "Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None",
+      _diff)
+
+# -- distances -----------------------------------------------------------------------------------
+
+
+def _cosine_similarity(xp, a, b, dim=1, eps=1e-8):
+    """ATen's: sum(a b) / sqrt(clamp_min(sum(a^2) sum(b^2), eps^2)) over ``dim``."""
+    d = wrap_dim(dim, max(a.ndim, b.ndim))
+    dot = xp.sum(a * b, axis=d)
+    na, nb = xp.sum(a * a, axis=d), xp.sum(b * b, axis=d)
+    return xp.asarray(dot / xp.sqrt(xp.maximum(na * nb, a.dtype.type(eps * eps))))
+
+
+def _pairwise_distance(xp, a, b, p=2.0, eps=1e-6, keepdim=False):
+    diff = a - b + a.dtype.type(eps)
+    d = max(a.ndim, b.ndim) - 1
+    if p == float("inf"):
+        return xp.asarray(xp.max(xp.abs(diff), axis=d, keepdims=keepdim))
+    if p == 0:
+        return xp.asarray(xp.sum(diff != 0, axis=d, keepdims=keepdim)).astype(a.dtype)
+    s = xp.sum(xp.abs(diff) ** a.dtype.type(p), axis=d, keepdims=keepdim)
+    return xp.asarray(s ** a.dtype.type(1.0 / p))
+
+
+defop("aten::cosine_similarity", "Tensor x1, Tensor x2, int dim=1, float eps=1e-08",
+      _cosine_similarity)
+defop("aten::pairwise_distance", "Tensor x1, Tensor x2, float p=2., float eps=1e-06, "
+      "bool keepdim=False", _pairwise_distance)
+
