@@ -57,9 +57,9 @@ The fits are near-minimax for the error in ulps of the result (Lawson-weighted l
 against float64 scipy/mpmath values), coefficients rounded to float32 one at a time and the
 rest refitted.
 
-gelu_tanh and mish stay in float64 (scalar_math): a float32 gelu_tanh within 1 ulp (2u as
-hi + lo, x / (1 + e^-2u) with the denominator in two floats and one quotient correction) ran
-at 29-42 ms against 24 ms for the float64 helper (2^22 floats, 2 threads, prange loop).
+gelu_tanh (math_f32.py) forms 2u in float64 and runs the float32 sigmoid on it as hi + lo; an all-float32 form within 1 ulp (2u as hi + lo,
+x / (1 + e^-2u) with the denominator in two floats and one quotient correction) ran at
+29-42 ms against 24 ms for the then float64 helper (2^22 floats, 2 threads, prange loop).
 
 ``tl_erfinv`` is the float64 version (a float64 kernel's ``{"default": ...}`` template): the
 same start and two Halley steps on libm's erf/erfc, as ops/elementwise_math.py's numpy ref.

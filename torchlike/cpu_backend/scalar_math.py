@@ -17,14 +17,13 @@ Contract with the code generator:
 * An absent optional operand (``clamp(x, None, hi)``) is passed as ``None``; the helpers
   prune the branch at compile time.
 * ``tl_<name>_f32`` helpers (exp, exp2, expm1, log, log1p, log2, log10, tanh, sigmoid, silu,
-  softplus, elu; sin, cos, tan; erf, erfc, erfinv, gelu; asin, acos, atan, atan2, sinh, cosh,
+  gelu_tanh, mish, softplus, elu; sin, cos, tan; erf, erfc, erfinv, gelu; asin, acos, atan, atan2, sinh, cosh,
   asinh, acosh, atanh) are the float32-compute versions the templates pick by dtype:
   call-free, branch-free, float32 arithmetic (``math_f32.py``; ``math_trig_f32.py`` for sin,
   cos, tan, with 64-bit integers for huge arguments; ``math_erf_f32.py``;
   ``math_inverse_f32.py``; re-exported here), within 2 ulp
-  of the correctly rounded float32 result; ``tl_pow_f32``, ``tl_gelu_tanh_f32`` and ``tl_mish_f32``
-  (below) compute in float64 (float32 forms accurate to 2 ulp needed float64 steps and were
-  slower than these at 8 float lanes).  The
+  of the correctly rounded float32 result (gelu and mish: 4, where PyTorch's own are looser);
+  ``tl_pow_f32`` (below) computes in float64.  The
   previous float64-compute versions stay below as ``f64_<name>_f32`` (bench/accuracy.py
   compares them).
 * ``tl_<name>_f64`` helpers (exp, exp2, expm1, log, log1p, log2, log10, sinh, cosh, tanh,
@@ -516,7 +515,7 @@ def f64_silu_f32(x):
 
 
 @_njit
-def tl_gelu_tanh_f32(x):
+def f64_gelu_tanh_f32(x):
     # 0.5 x (1 + tanh(u)) = x * sigmoid(2u): no cancellation in the negative tail
     xd = np.float64(x)
     u = 0.7978845608028654 * (xd + 0.044715 * xd * xd * xd)
@@ -533,7 +532,7 @@ def f64_softplus_f32(x, beta, threshold):
 
 
 @_njit
-def tl_mish_f32(x):
+def f64_mish_f32(x):
     # tanh(log1p(e)) = ((1+e)^2 - 1) / ((1+e)^2 + 1) = n / (n + 2) with n = e (e + 2)
     xd = np.float64(x)
     e = _exp_d(xd if xd < 20.0 else 20.0)
@@ -576,7 +575,7 @@ def tl_pow_f32(a, b):
 # the float32-native helpers (call-free, float32 SIMD); the ``f64_*_f32`` versions above are the
 # previous float64-compute ones, kept for bench/accuracy.py's comparison
 from .math_f32 import (  # noqa: E402, F401, I001 (re-exported for the kernels)
-    tl_elu_f32, tl_exp2_f32, tl_exp_f32, tl_expm1_f32, tl_log1p_f32,
+    tl_elu_f32, tl_exp2_f32, tl_exp_f32, tl_expm1_f32, tl_gelu_tanh_f32, tl_log1p_f32, tl_mish_f32,
     tl_log2_f32, tl_log10_f32, tl_log_f32, tl_sigmoid_f32, tl_silu_f32,
     tl_softplus_f32, tl_tanh_f32,
 )
