@@ -173,27 +173,41 @@ def any_all(x):
 '''
 
 
-def test_against_torch(torch, tmp_path):
-    path = tmp_path / "model_idioms.py"
-    path.write_text(SOURCE)
-    spec = importlib.util.spec_from_file_location("model_idioms", path)
+def _module(tmp_path, name, source):
+    """``source`` as an importable module (TorchScript reads a function's source file)."""
+    path = tmp_path / f"{name}.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    x = torch.randn(5, 4)
-    x[1, 2] = float("nan")
-    y = x + 0.05 * torch.randn(5, 4)
-    cases = {"enumerate_rows": (x,), "zip_rows": (x, y), "stack_rows": (x,),
-             "flip_roll": (x,), "close": (x, y), "tensor_bounds": (x,), "any_all": (x,)}
+    return mod
+
+
+def _against_torch(torch, mod, cases):
+    """Each function of ``mod``, scripted and traced by torch, run every way against eager."""
     warnings.filterwarnings("ignore", category=DeprecationWarning)
     for name, args in cases.items():
         fn = getattr(mod, name)
-        want = fn(*args).numpy()
+        want = fn(*args)
+        want = [w.numpy() for w in (want if isinstance(want, tuple) else (want,))]
         for capture in ("script", "trace"):
             f = torch.jit.script(fn) if capture == "script" else torch.jit.trace(fn, args)
             for got in _run_all_modes(str(f.graph), *[a.numpy() for a in args]):
-                assert got.dtype == want.dtype, (name, capture)
-                np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6,
-                                           err_msg=f"{name} ({capture})")
+                got = got if isinstance(got, (tuple, list)) and len(want) > 1 else [got]
+                for g, w in zip(got, want):
+                    assert g.dtype == w.dtype and g.shape == w.shape, (name, capture)
+                    np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6,
+                                               err_msg=f"{name} ({capture})")
+
+
+def test_against_torch(torch, tmp_path):
+    mod = _module(tmp_path, "model_idioms", SOURCE)
+    x = torch.randn(5, 4)
+    x[1, 2] = float("nan")
+    y = x + 0.05 * torch.randn(5, 4)
+    _against_torch(torch, mod, {
+        "enumerate_rows": (x,), "zip_rows": (x, y), "stack_rows": (x,), "flip_roll": (x,),
+        "close": (x, y), "tensor_bounds": (x,), "any_all": (x,)})
 
 
 EXTRAS = """graph(%x.1 : Tensor):
@@ -271,23 +285,9 @@ def distances(x, y):
 
 
 def test_tensor_extras_against_torch(torch, tmp_path):
-    path = tmp_path / "tensor_extras_programs.py"
-    path.write_text(EXTRAS_SOURCE)
-    spec = importlib.util.spec_from_file_location("tensor_extras_programs", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    warnings.filterwarnings("ignore", category=DeprecationWarning)
+    mod = _module(tmp_path, "tensor_extras_programs", EXTRAS_SOURCE)
     x = torch.randn(4, 6, generator=torch.Generator().manual_seed(0))
     y = torch.randn(4, 6, generator=torch.Generator().manual_seed(1))
-    cases = {"searching": (x,), "views": (x,), "factories": (x,), "products": (x,),
-             "nan_reductions": (x,), "distances": (x, y)}
-    for name, args in cases.items():
-        fn = getattr(mod, name)
-        want = [w.numpy() for w in fn(*args)]
-        for capture in ("script", "trace"):
-            f = torch.jit.script(fn) if capture == "script" else torch.jit.trace(fn, args)
-            for got in _run_all_modes(str(f.graph), *[a.numpy() for a in args]):
-                for g, w in zip(got, want):
-                    assert g.dtype == w.dtype and g.shape == w.shape, (name, capture)
-                    np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6,
-                                               err_msg=f"{name} ({capture})")
+    _against_torch(torch, mod, {
+        "searching": (x,), "views": (x,), "factories": (x,), "products": (x,),
+        "nan_reductions": (x,), "distances": (x, y)})
