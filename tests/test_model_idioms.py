@@ -14,14 +14,13 @@ torch is installed).
 """
 from __future__ import annotations
 
-import importlib.util
 import warnings
 
 import numpy as np
 import pytest
+from graph_modes import graph_modes, program_module
 
 from torchlike import jit
-from torchlike.fuser import config
 from torchlike.ir import parse_graph
 
 ENUMERATE = """graph(%x.1 : Tensor):
@@ -94,13 +93,7 @@ TENSOR_BOUNDS = """graph(%x : Float(4, 6, strides=[6, 1], requires_grad=0, devic
 
 def _run_all_modes(text, *args):
     """The graph's outputs interpreted, fused, and fused in strict mode (one list each)."""
-    outs = [jit.run(parse_graph(text), *args), jit.run(jit.fuse(parse_graph(text)), *args)]
-    config.set_strict(True)
-    try:
-        outs.append(jit.run(jit.fuse(parse_graph(text)), *args))
-    finally:
-        config.set_strict(False)
-    return outs
+    return [run(*args) for _, run in graph_modes(text)]
 
 
 X = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
@@ -173,16 +166,6 @@ def any_all(x):
 '''
 
 
-def _module(tmp_path, name, source):
-    """``source`` as an importable module (TorchScript reads a function's source file)."""
-    path = tmp_path / f"{name}.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def _against_torch(torch, mod, cases):
     """Each function of ``mod``, scripted and traced by torch, run every way against eager."""
     warnings.filterwarnings("ignore", category=DeprecationWarning)
@@ -201,7 +184,7 @@ def _against_torch(torch, mod, cases):
 
 
 def test_against_torch(torch, tmp_path):
-    mod = _module(tmp_path, "model_idioms", SOURCE)
+    mod = program_module(tmp_path, "model_idioms", SOURCE)
     x = torch.randn(5, 4)
     x[1, 2] = float("nan")
     y = x + 0.05 * torch.randn(5, 4)
@@ -285,7 +268,7 @@ def distances(x, y):
 
 
 def test_tensor_extras_against_torch(torch, tmp_path):
-    mod = _module(tmp_path, "tensor_extras_programs", EXTRAS_SOURCE)
+    mod = program_module(tmp_path, "tensor_extras_programs", EXTRAS_SOURCE)
     x = torch.randn(4, 6, generator=torch.Generator().manual_seed(0))
     y = torch.randn(4, 6, generator=torch.Generator().manual_seed(1))
     _against_torch(torch, mod, {

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from graph_modes import graph_modes, program_module
 
 from torchlike import jit
-from torchlike.fuser import config
 from torchlike.ir import parse_graph
 from torchlike.passes import run_default_passes
 
@@ -65,24 +65,10 @@ GROUP_NORM = """graph(%x.1 : Tensor):
 """
 
 
-def _modes(text):
-    """(name, run) for the graph interpreted, fused, and fused in strict mode."""
-    def fused(strict):
-        def run(*args):
-            config.set_strict(strict)
-            try:
-                return jit.run(jit.fuse(parse_graph(text)), *args)
-            finally:
-                config.set_strict(False)
-        return run
-    return [("interpreted", lambda *a: jit.run(parse_graph(text), *a)),
-            ("fused", fused(False)), ("strict", fused(True))]
-
-
 def test_append_in_a_loop_as_pytorch_prints_it():
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
     want = np.concatenate([x * 0, x * 1, x * 2], 0)
-    for name, run in _modes(APPEND_LOOP):
+    for name, run in graph_modes(APPEND_LOOP):
         for _ in range(2):  # a list folded into one constant would grow call after call
             np.testing.assert_array_equal(run(x), want, err_msg=name)
 
@@ -130,7 +116,7 @@ def test_scripted_list_methods():
 def test_any_all():
     x = np.array([[1.0, -1.0, 2.0], [np.nan, -2.0, -3.0], [-1.0, -1.0, -1.0]], np.float32)
     want = (x > 0).any(1) & (x < 3).all(1)  # NaN < 3 is False: row 1 is not all
-    for name, run in _modes(ANY_ALL):
+    for name, run in graph_modes(ANY_ALL):
         got = run(x)
         assert got.dtype == np.bool_, name
         np.testing.assert_array_equal(got, want, err_msg=name)
@@ -169,19 +155,15 @@ def _group_norm(x, groups, eps=1e-5):
 
 def test_scripted_group_norm():
     x = np.random.default_rng(0).standard_normal((2, 4, 3)).astype(np.float32)
-    for name, run in _modes(GROUP_NORM):
+    for name, run in graph_modes(GROUP_NORM):
         np.testing.assert_allclose(run(x), _group_norm(x, 2), rtol=1e-5, atol=1e-5,
                                    err_msg=name)
 
 
 def test_scripted_group_norm_against_torch(torch, tmp_path):
-    import importlib.util
-    path = tmp_path / "group_norm_program.py"  # TorchScript needs the source in a module
-    path.write_text("import torch.nn.functional as F\n\n\n"
-                    "def gn(v):\n    return F.group_norm(v, 3)\n")
-    spec = importlib.util.spec_from_file_location("group_norm_program", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = program_module(tmp_path, "group_norm_program",
+                         "import torch.nn.functional as F\n\n\n"
+                         "def gn(v):\n    return F.group_norm(v, 3)\n")
     F = torch.nn.functional
     x = np.random.default_rng(1).standard_normal((3, 6, 2, 2)).astype(np.float32)
     g = parse_graph(str(torch.jit.script(mod.gn).graph))

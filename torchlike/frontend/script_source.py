@@ -6,6 +6,7 @@ caret, so positions in the dedented source that ``ast`` parsed are mapped back t
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import os
 import textwrap
@@ -55,16 +56,13 @@ class FunctionSource:
             except ValueError:
                 pass
 
-    @property
+    @functools.cached_property
     def mutated_lists(self) -> Set[str]:
         """Names whose list the body changes in place (``ys.append(y)``): a list literal bound
         to one becomes a graph value where it is bound, not a compile-time sequence."""
-        if not hasattr(self, "_mutated_lists"):
-            self._mutated_lists = {
-                n.func.value.id for n in ast.walk(self.fdef)
+        return {n.func.value.id for n in ast.walk(self.fdef)
                 if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
                 and isinstance(n.func.value, ast.Name) and n.func.attr in LIST_METHODS}
-        return self._mutated_lists
 
     @classmethod
     def from_text(cls, text: str, filename: str, first_line: int, globals_: Dict[str, Any],

@@ -362,12 +362,10 @@ defop("aten::__range_length", "int lo, int hi, int step", _range_length,
 defop("aten::__derive_index", "int index, int start, int step",
       lambda xp, index, start, step: start + index * step, infer=lambda n, t: [INT], **_SCALAR)
 # min / max of Python numbers or a list of them (``zip``'s trip count: prim::min(int[]))
-defop("prim::min", "t a", lambda xp, a, *b: builtins.min(a, *b) if b else builtins.min(a),
-      infer=lambda n, t: [t[0].elem if isinstance(t[0], ListType) else t[0]] if t else [INT],
-      **_SCALAR)
-defop("prim::max", "t a", lambda xp, a, *b: builtins.max(a, *b) if b else builtins.max(a),
-      infer=lambda n, t: [t[0].elem if isinstance(t[0], ListType) else t[0]] if t else [INT],
-      **_SCALAR)
+for _fn in (builtins.min, builtins.max):
+    defop(f"prim::{_fn.__name__}", "t a", lambda xp, a, *b, fn=_fn: fn(a, *b) if b else fn(a),
+          infer=lambda n, t: [t[0].elem if isinstance(t[0], ListType) else t[0]] if t else [INT],
+          **_SCALAR)
 defop("aten::__not__", "bool self", lambda xp, a: not a, infer=lambda n, t: [BOOL], **_SCALAR)
 defop("aten::__is__", "t1 self, t2 obj", lambda xp, a, b: a is b, infer=lambda n, t: [BOOL],
       **_SCALAR)
