@@ -221,3 +221,74 @@ def test_reductions_of_different_layouts_form_groups_of_their_own(strict_cpu):
     assert s["groups_split"] == 0 and s["fallbacks"] == {} and s["cache_misses"] >= 2, s
     for a, b in zip(got, interpreted(graph, g, x, rs, w), strict=True):
         close(a, b, "float32", "ln backward")
+
+
+LN_BACKWARD_STATS = """
+graph(%g : Float(64, 96), %x : Float(64, 96), %m : Float(64, 1), %v : Float(64, 1),
+      %y : Float(64, 96), %z : Float(64, 96)):
+  %none : NoneType = prim::Constant()
+  %false : bool = prim::Constant[value=0]()
+  %true : bool = prim::Constant[value=1]()
+  %cols : int[] = prim::Constant[value=[0]]()
+  %rows : int[] = prim::Constant[value=[-1]]()
+  %one : int = prim::Constant[value=1]()
+  %eps : float = prim::Constant[value=1.0000000000000001e-05]()
+  %xc : Tensor = aten::sub(%x, %m, %one)
+  %ve : Tensor = aten::add(%v, %eps, %one)
+  %rs : Tensor = aten::rsqrt(%ve)
+  %xh : Tensor = aten::mul(%xc, %rs)
+  %gx : Tensor = aten::mul(%g, %xh)
+  %s : Tensor = aten::sum(%gx, %rows, %true, %none)
+  %t : Tensor = aten::mul(%xh, %s)
+  %dx : Tensor = aten::sub(%g, %t, %one)
+  %dw : Tensor = aten::sum(%gx, %cols, %false, %none)
+  %db : Tensor = aten::sum(%g, %cols, %false, %none)
+  %e : Tensor = aten::exp(%x)
+  %es : Tensor = aten::sum(%e, %rows, %true, %none)
+  %ec : Tensor = aten::sum(%e, %cols, %false, %none)
+  %yz : Tensor = aten::add(%y, %z, %one)
+  %yzg : Tensor = aten::add(%yz, %g, %one)
+  %ys : Tensor = aten::sum(%yzg, %rows, %true, %none)
+  %yc : Tensor = aten::sum(%yzg, %cols, %false, %none)
+  return (%dx, %dw, %db, %es, %ec, %ys, %yc)
+"""
+
+
+def test_cheap_values_are_recomputed_not_passed_between_groups(strict_cpu):
+    """fuser/recompute.py: the columns' group recomputes ``g * (x - m) * rsqrt(v + eps)``
+    (cheap, from what it reads anyway and per-row values) instead of reading it from the rows'
+    group; an ``exp`` (a math helper) and ``y + z + g`` (two more full-size reads) are passed
+    as before.  No longer depending on the rows' group, the columns' sums of the same rows
+    share one kernel, and the answer is the interpreter's."""
+    from torchlike.fuser import decisions
+    graph = parse_graph(LN_BACKWARD_STATS)
+    shape = (64, 96)
+    g, x, y, z = (data(shape, "float32", seed=i) for i in range(4))
+    m, v = data((64, 1), "float32", seed=5), np.abs(data((64, 1), "float32", seed=6))
+    with decisions.recording() as made:  # specialized: the shapes decide the groups
+        fused = jit.ScriptFunction(graph).graph_for(g, x, m, v, y, z)
+    recomputed = [d.node.outputs[0].name for d in made if d.action == decisions.RECOMPUTED]
+    assert "gx" in recomputed and not {"e", "yzg"} & set(recomputed), recomputed
+    groups = [n for n in fused.nodes if n.kind == "prim::FusionGroup"]
+    passed = {v.name for gr in groups for v in gr.outputs} - {o.name for o in fused.outputs}
+    assert passed == {"e", "yzg"}, str(fused)  # gx is neither written nor read back
+    sums = [[n.outputs[0].name for n in gr.attrs["Subgraph"].nodes if n.kind == "aten::sum"]
+            for gr in groups]
+    assert ["dw", "db"] in [[s for s in ss if s in ("dw", "db")] for ss in sums], sums
+    got = run_compiled(fused, g, x, m, v, y, z)
+    for a, b in zip(got, interpreted(graph, g, x, m, v, y, z), strict=True):
+        close(a, b, "float32", "recomputed")
+
+
+def test_recomputation_keeps_the_program_order_of_an_inplace_write():
+    """A block that writes a tensor in place recomputes nothing: a copy placed after the write
+    would read the new contents."""
+    from torchlike.fuser import decisions
+    text = LN_BACKWARD_STATS.replace(
+        "  %e : Tensor = aten::exp(%x)\n",
+        "  %w : Tensor = aten::mul_(%x, %one)\n  %e : Tensor = aten::exp(%x)\n")
+    args = [data(s, "float32") for s in [(64, 96)] * 2 + [(64, 1)] * 2 + [(64, 96)] * 2]
+    with decisions.recording() as made:
+        jit.ScriptFunction(parse_graph(text)).graph_for(*args)
+    assert not [d for d in made if d.action == decisions.RECOMPUTED]
+

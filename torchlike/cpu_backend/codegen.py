@@ -148,16 +148,10 @@ def carrier(dtype: str) -> str:
     return CARRIER.get(dtype, dtype)
 
 
-def _heavy(op: OpInfo) -> bool:
-    """The op's Numba template calls a math helper (``tl_exp_f32``, ``tl_erf_f32``, ...: tens
-    of vector instructions an element, where arithmetic is one)."""
-    return "tl_" in repr(op.op.templates.get("numba"))
-
-
 def size_class(spec: GroupSpec) -> str:
     """"parallel" where the group's work (elements x (1 + ops calling a math helper, the
     softmax family's exp included)) reaches PARALLEL_WORK, else "serial"."""
-    heavy = sum(map(_heavy, spec.ops))
+    heavy = sum(o.op.calls_math_helper for o in spec.ops)
     heavy += sum(r.red.kind in _SOFTMAX_FAMILY for r in spec.reductions)
     work = math.prod(spec.iter_shape) * (1 + HEAVY_WEIGHT * heavy)
     return "parallel" if spec.iter_shape and work >= PARALLEL_WORK else "serial"

@@ -12,7 +12,8 @@ Each input is one of: ``full`` (the whole shape, read at ``(o * R + r) * I + i``
 ``o * I + i``), ``colvec`` (only the inner dims, broadcast over the rest: read at ``i``),
 ``rowval`` (the dims up to the reduced ones, 1 for the inner ones: one value per reduced row,
 broadcast over the columns -- the per-row ``rsqrt(var)`` a layer norm's weight gradient
-multiplies by; read once per row at ``o * R + r``), ``uniform`` (size 1), ``scalar``.  Levels
+multiplies by; read once per row at ``o * R + r``; what is computed from such inputs alone,
+``rsqrt(var + eps)``, is per row too), ``uniform`` (size 1), ``scalar``.  Levels
 as in the row layout: 2 per element, 1 one value per (outer, column) -- kept in a small array
 per block of columns --, 0 uniform.  A per-column
 value may meet per-element ones when its shape broadcasts like the keepdim shape (every dim 1
@@ -106,7 +107,11 @@ def plan_columns(spec: GroupSpec) -> RowPlan:
             lv = max([level[v] for v in refs], default=0)
             out_shape = spec.values[node.outputs[0]].shape
             if lv == 2:
-                if out_shape != shape:
+                # a value of the row's shape computed from per-row inputs only (rsqrt(var +
+                # eps)): per element as far as the loop nest goes, invariant in the inner loop
+                per_row = padded(out_shape, n) == rowval and all(
+                    padded(spec.values[v].shape, n) == rowval for v in refs if level[v] == 2)
+                if out_shape != shape and not per_row:
                     raise Unsupported("unsupported per-element value of another shape")
                 if any(level[v] == 1 and not within(spec.values[v].shape) for v in refs):
                     raise Unsupported("unsupported per-column value broadcast over other dims")

@@ -27,11 +27,12 @@ from typing import Iterator, List, Optional, Tuple
 from ..ir.graph import Node
 from . import config
 
-__all__ = ["Decision", "REFUSED", "GROUPED", "TOO_SMALL", "recording", "wanted", "report"]
+__all__ = ["Decision", "REFUSED", "GROUPED", "TOO_SMALL", "RECOMPUTED", "recording", "wanted", "report"]
 
 REFUSED = "refused"        # ``node`` may not join a group: ``reason``
 GROUPED = "grouped"        # ``node`` is the new prim::FusionGroup holding ``members``
 TOO_SMALL = "too small"    # ``members`` are fusible, but fewer ops than ``reason`` says
+RECOMPUTED = "recomputed"  # ``node``'s value is recomputed (``members``) in a group reading it
 
 logger = logging.getLogger("torchlike")
 _local = threading.local()
@@ -39,9 +40,10 @@ _local = threading.local()
 
 @dataclass(frozen=True)
 class Decision:
-    """One decision: ``action`` (``REFUSED``, ``GROUPED`` or ``TOO_SMALL``), the ``node`` it is
-    about (the refused node, the group node; None for ``TOO_SMALL``), the ``members`` of a
-    region (in order), ``ops`` (how many of them compute: chunks and unpacks do not count) and
+    """One decision: ``action`` (``REFUSED``, ``GROUPED``, ``TOO_SMALL`` or ``RECOMPUTED``), the
+    ``node`` it is about (the refused node, the group node, the node whose value a group
+    recomputes; None for ``TOO_SMALL``), the ``members`` of a region (in order; for
+    ``RECOMPUTED`` the ops recomputed), ``ops`` (how many of them compute: chunks and unpacks do not count) and
     ``reason`` (why refused, or why a region was too small)."""
 
     action: str
@@ -58,6 +60,9 @@ class Decision:
         if self.action == GROUPED:
             outputs = ", ".join(f"%{v.name}" for v in self.node.outputs)
             return (f"formed prim::FusionGroup of {self.ops} op(s) -> {outputs}: "
+                    + ", ".join(m.kind for m in self.members))
+        if self.action == RECOMPUTED:
+            return (f"recomputed {self.node.describe()} in a group that reads it ({self.reason}): "
                     + ", ".join(m.kind for m in self.members))
         return (f"not grouped ({self.reason}): "
                 + ", ".join(m.describe() for m in self.members))

@@ -46,7 +46,10 @@ a group as one kernel, one parallel pass per row.  Where a group is cut, and why
   input, ``argmax`` over every dim, a norm of another order than 1, 2, inf: not fusible, the group ends there (``decisions`` says which rule; docs/reductions.md
   has the whole table);
 * two groups whose reductions reduce different shapes or dims (as far as the types know:
-  a layer norm's backward has row sums and column sums) are not merged (``_reduced``);
+  a layer norm's backward has row sums and column sums) are not merged (``_reduced``); what
+  one computes cheaply and the other reads (``x - mean``) is recomputed by the reader rather
+  than written and read back (``recompute.py``), after which the reader may merge with other
+  groups of its shape (both column sums in one kernel);
 * at run time, when the exact inputs do not fit the row case -- a non-contiguous input, an
   input broadcast inside a row, reduced dims that are not one contiguous range (other
   dims than the trailing ones run as the CPU's transposed ``columns`` layout), a per-row
@@ -87,11 +90,13 @@ from .group_nodes import (
     remove_dead_constants,
 )
 from .mutation_order import mutation_order
+from .recompute import dedupe, recompute_shared
 from .row_reduce import reduced_signature, why_not_row_reduction
 
 _CHUNKS = ("aten::chunk", BROADCASTING_CHUNK)
 
 _SCALAR_TYPES = (INT, FLOAT, BOOL, NUMBER)
+HORIZONTAL_REACH = 16  # reduction groups reading one tensor: each tries this many earlier ones
 
 
 
@@ -391,7 +396,7 @@ class _BlockPartition:
     def horizontal(self) -> None:
         """Merge fusible items that read the same tensor, when no path between them."""
         readers: Dict[Value, List[Node]] = {}
-        for node in self.nodes:
+        for node in sorted(self.owner, key=self.index.__getitem__):  # with recomputed nodes
             if not self.owner[node].fusible:
                 continue
             for v in node.inputs:
@@ -403,6 +408,15 @@ class _BlockPartition:
             # walks the small earlier item (try_merge's cost is in the item it moves).
             for first, second in reversed(list(zip(nodes, nodes[1:]))):
                 self.try_merge(self.owner[first], self.owner[second])
+            # Reduction groups that are not neighbours: two column sums of a layer norm's
+            # backward with the row sums' group reading the same tensor between them.
+            items = list(dict.fromkeys(self.owner[n] for n in nodes if self.owner[n].alive))
+            for i in range(len(items) - 1, 0, -1)[:HORIZONTAL_REACH]:
+                for j in range(i - 1, max(-1, i - 1 - HORIZONTAL_REACH), -1):
+                    if items[i].alive and items[j].alive and _reduced(items[i]) and _reduced(
+                            items[i]) == _reduced(items[j]) and self.try_merge(items[j],
+                                                                               items[i]):
+                        break
         self.moved = []
 
     # -- rebuilding the block ------------------------------------------------------------------
@@ -500,6 +514,10 @@ def _fuse_block(block: Block, dont_fuse: FrozenSet[str], min_size: int, loop_min
     part.vertical()
     part.horizontal()
     part.vertical()  # sibling merges can open new producer-consumer merges
+    if recompute_shared(part):  # groups no longer depending on each other may merge now
+        part.horizontal()
+        part.vertical()
+        dedupe(part)
     touched.update(part.rebuild(loop_min_size if in_loop else min_size))
 
 

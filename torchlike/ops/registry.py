@@ -78,6 +78,12 @@ class OpDef:
         return self.category == "elementwise"
 
     @property
+    def calls_math_helper(self) -> bool:
+        """Its Numba template calls a math helper (``tl_exp_f32``, ``tl_erf_f32``, ...: tens of
+        vector instructions an element, where arithmetic is one)."""
+        return "tl_" in repr(self.templates.get("numba"))
+
+    @property
     def operand_names(self) -> Tuple[str, ...]:
         return tuple(p.name for p in self.params if p.is_operand)
 
