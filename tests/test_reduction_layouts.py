@@ -292,3 +292,42 @@ def test_recomputation_keeps_the_program_order_of_an_inplace_write():
         jit.ScriptFunction(parse_graph(text)).graph_for(*args)
     assert not [d for d in made if d.action == decisions.RECOMPUTED]
 
+
+COLUMN_SUMS = """
+graph(%x : Tensor, %y : Tensor):
+  %none : NoneType = prim::Constant()
+  %false : bool = prim::Constant[value=KEEP]()
+  %two : int = prim::Constant[value=2]()
+  %dims : int[] = prim::Constant[value=[DIMS]]()
+  %one : int = prim::Constant[value=1]()
+  %a : Tensor = aten::mul(%x, %y)
+  %s : Tensor = aten::sum(%a, %dims, %false, %none)
+  %m : Tensor = aten::mean(%x, %dims, %false, %none)
+  %n : Tensor = aten::norm(%x, %two, %dims, %false)
+  %t : Tensor = aten::add(%s, %m, %one)
+  return (%t, %n)
+"""
+
+
+@pytest.mark.parametrize("shape,dims,keep", [((1000, 37), "0", 0), ((3, 517, 40), "1", 1),
+                                             ((7, 5, 300), "0, 1", 0), ((20, 9), "0", 1)])
+def test_column_sums_split_along_the_rows(strict_cpu, shape, dims, keep):
+    """Sums, means and 2-norms over leading dims with nothing per element to write: the
+    kernel cuts the rows into chunks (``part0``: partial sums, added up in chunk order) --
+    rows not a multiple of the chunks, an outer dim (keepdim: without it a per-column value
+    of an outer dim splits the group), two reduced dims, fewer rows than a chunk -- and gives
+    the interpreter's answer."""
+    from torchlike.cpu_backend import column_codegen
+    from torchlike.fuser.backend import analyze, signature_of
+    from torchlike.fuser.row_plan import plan_rows
+    graph = parse_graph(COLUMN_SUMS.replace("DIMS", dims).replace("KEEP", str(keep)))
+    x, y = data(shape, "float32"), data(shape[-1:], "float32", seed=1)
+    fused = fuse(graph)
+    (group,) = [n for n in fused.nodes if n.kind == "prim::FusionGroup"]
+    spec = analyze(group.attrs["Subgraph"], signature_of([x, y]))
+    spec.rows = plan_rows(spec, layouts=("rows", "columns"))
+    source = column_codegen.render(spec, "0" * 40, "#").source
+    assert "part0 = np.empty((nc, O * I), np.float64)" in source, source
+    got = run_compiled(fused, x, y)
+    for a, b in zip(got, interpreted(graph, x, y), strict=True):
+        close(a, b, "float32", f"{shape} over {dims}")
