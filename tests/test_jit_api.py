@@ -149,6 +149,20 @@ def test_non_array_for_a_tensor_parameter_is_refused(bad, expected):
         jit.run(fn.graph, bad)
 
 
+def test_a_torch_tensor_is_refused_with_the_conversion(torch):
+    """A PyTorch user's first call: a tensor has a shape and a dtype, but is not an array
+    (it used to fail inside type inference with an AttributeError)."""
+    fn = jit.trace(lambda x: x * 2.0, (X,))
+    with pytest.raises(TypeError, match=r"expects a Tensor .* got a torch.Tensor of shape "
+                                        r"\(2, 3\): .* pass x.numpy\(\)"):
+        fn(torch.from_numpy(X))
+    np.testing.assert_array_equal(fn(torch.from_numpy(X).numpy()), X * 2.0)
+    sfn = ScriptFunction(_control_flow_graph())
+    with pytest.raises(TypeError, match=r"argument 'n' \(%n\) expects an int, got a "
+                                        r"torch.Tensor of shape \(\): .* x.item\(\)"):
+        sfn(X, True, torch.tensor(2))
+
+
 def test_numpy_scalar_runs_as_a_0d_array():
     fn = jit.trace(lambda x: x * 2.0, (np.asarray(np.float32(3)),))
     out = fn(np.float32(3))

@@ -31,7 +31,10 @@ _SCALAR_NAMES = {INT: "an int", FLOAT: "a float", BOOL: "a bool", NUMBER: "a num
 
 
 def _is_array(a: Any) -> bool:
-    return hasattr(a, "shape") and hasattr(a, "dtype") and not isinstance(a, np.generic)
+    """A numpy or cupy array (a torch.Tensor has a shape and a dtype too, but no strides in
+    bytes nor numpy's dtype: it is refused with a hint, not half-run)."""
+    return isinstance(a, np.ndarray) or (type(a).__module__.startswith("cupy")
+                                         and hasattr(a, "shape") and hasattr(a, "dtype"))
 
 
 @dataclass(frozen=True)
@@ -74,9 +77,14 @@ def check_arguments(params: Sequence[Value], args: Sequence[Any], fn_name: str,
 
 def _refusal(fn_name: str, label: str, expected: str, value: Any, tensor: bool) -> str:
     got = type(value).__name__
-    if _is_array(value):
-        got = f"an array of shape {tuple(value.shape)}"
+    from_torch = type(value).__module__.startswith("torch") and hasattr(value, "shape")
+    if _is_array(value) or (from_torch and not tensor):
+        got = f"{'a torch.Tensor' if from_torch else 'an array'} of shape {tuple(value.shape)}"
         hint = "pass a Python scalar, e.g. x.item()"
+    elif from_torch:
+        got = f"a torch.Tensor of shape {tuple(value.shape)}"
+        hint = ("torchlike runs on numpy and cupy arrays: pass x.numpy() (x.detach().cpu()"
+                ".numpy() for a tensor that requires grad or lives on a GPU)")
     elif not tensor:
         hint = "PyTorch does not convert it either"
     elif isinstance(value, (list, tuple)):
