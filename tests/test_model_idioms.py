@@ -8,6 +8,9 @@ torch is installed).
 * the tensor ops of ``ops/tensor_extras.py`` (``nonzero``, ``where(condition)``, ``narrow``,
   ``empty_like``, ``eye``, ``linspace``, ``dot``, ``outer``, ``nansum``, ``cosine_similarity``,
   ...), scripted and traced by torch, against torch;
+* order statistics and searches (``median``, ``quantile``, ``cummax``, ``logcumsumexp``,
+  ``bucketize``, ``searchsorted``) and ``tensor_split``, ``meshgrid``, ``take_along_dim``,
+  ``kron``, ``torch.linalg.norm``, against torch, NaN and ties included;
 * ``torch.clamp(x, min=torch.tensor(-0.5), ...)`` traced: ``aten::to`` of a 0-d constant, a
   would-be group that reads only constants and so is left to the interpreter (strict mode once
   failed on it: "unsupported scalar output of a fusion group").
@@ -274,3 +277,85 @@ def test_tensor_extras_against_torch(torch, tmp_path):
     _against_torch(torch, mod, {
         "searching": (x,), "views": (x,), "factories": (x,), "products": (x,),
         "nan_reductions": (x,), "distances": (x, y)})
+
+
+ORDER_SOURCE = '''
+import torch
+
+
+def medians(x):
+    v, i = torch.median(x, 1)
+    w, j = x.nanmedian(0, keepdim=True)
+    return torch.median(x), v, i, w, j, torch.nanmedian(x)
+
+
+def quantiles(x):
+    q = torch.linspace(0.1, 0.9, 3)  # not a tensor constant: traced text rounds those
+    return torch.quantile(x, 0.3, dim=1), torch.quantile(x, q, dim=0, keepdim=True), \\
+        torch.nanquantile(x, 0.5), torch.quantile(x, q, interpolation="nearest"), \\
+        torch.quantile(x, 0.25, dim=1, interpolation="midpoint")
+
+
+def scans(x):
+    v, i = torch.cummax(x, 1)
+    w, j = x.cummin(0)
+    return v * 2, i, w, j, torch.logcumsumexp(x, 1)
+
+
+def searches(x):
+    b = torch.linspace(-1.0, 2.0, 4)
+    s = torch.sort(x, 1)[0]
+    return torch.bucketize(x, b), torch.bucketize(x, b, right=True, out_int32=True), \\
+        torch.searchsorted(s, x), torch.searchsorted(b, x, side="right")
+
+
+def pieces(x):
+    a, b, c = torch.tensor_split(x, 3, dim=1)
+    d, e = torch.tensor_split(x, [1], dim=0)
+    gx, gy = torch.meshgrid(x[0], x[:, 0], indexing="ij")
+    hx, hy = torch.meshgrid(x[0], x[:, 0], indexing="xy")
+    idx = torch.argsort(x, 1)
+    return a * 2, c + 1, e, gx + gy, hx * hy, torch.take_along_dim(x, idx, 1), \\
+        torch.take_along_dim(x, idx[:, :1]), torch.kron(x[:2, :2], x[2:, 2:])
+
+
+def norms(x):
+    return torch.linalg.norm(x), torch.linalg.norm(x, dim=1), \\
+        torch.linalg.norm(x, float("inf"), dim=(0, 1)), torch.linalg.norm(x, "nuc"), \\
+        torch.linalg.norm(x, 1, dim=0, keepdim=True)
+'''
+
+
+def test_order_statistics_and_searches_against_torch(torch, tmp_path):
+    """ops/order_stats.py and the pieces/products of ops/tensor_extras.py (median, quantile,
+    cummax, logcumsumexp, bucketize, searchsorted, tensor_split, meshgrid, take_along_dim,
+    kron, linalg.norm), scripted and traced by torch, NaN included."""
+    mod = program_module(tmp_path, "order_programs", ORDER_SOURCE)
+    x = torch.randn(5, 6, generator=torch.Generator().manual_seed(0))
+    x[0, 1] = x[0, 3]  # a tie: cummax/median take PyTorch's index
+    nan = x.clone()
+    nan[1, 2] = float("nan")
+    nan[3, 0] = float("nan")
+    _against_torch(torch, mod, {"medians": (nan,), "quantiles": (x,), "scans": (nan,),
+                                "searches": (x,), "pieces": (x,), "norms": (x,)})
+    _against_torch(torch, mod, {"quantiles": (nan,)})
+
+
+def test_order_statistics_errors_name_the_node():
+    from torchlike.errors import ExecutionError
+    text = """graph(%x : Tensor, %q : float):
+  %none : NoneType = prim::Constant()
+  %f : bool = prim::Constant[value=0]()
+  %s : str = prim::Constant[value="linear"]()
+  %0 : int = prim::Constant[value=0]()
+  %y : Tensor = aten::quantile(%x, %q, %none, %f, %s) # m.py:3:4
+  %z : Tensor = aten::logcumsumexp(%x, %0) # m.py:4:4
+  return (%y, %z)
+"""
+    x = np.array([1.0, 2.0, 4.0], np.float32)
+    with pytest.raises(ExecutionError, match=r"aten::quantile.*m.py:3:4.*range \[0, 1\]"):
+        jit.run(parse_graph(text), x, 1.5)
+    with pytest.raises(ExecutionError, match=r"aten::quantile.*float or double"):
+        jit.run(parse_graph(text), x.astype(np.int64), 0.5)
+    y, z = jit.run(parse_graph(text), x, 0.5)
+    assert y == 2.0 and np.allclose(z, np.logaddexp.accumulate(x))

@@ -15,6 +15,7 @@ from . import (  # noqa: F401  (registration side effects)
     nn_functions,
     nn_ops,
     normalization,
+    order_stats,
     ordering,
     prim_ops,
     reductions,

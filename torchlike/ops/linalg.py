@@ -118,6 +118,36 @@ def _norm(xp, x, *args):
 register(OpDef("aten::norm", (), _norm, category="reduction", python_name="norm"))
 
 
+def _linalg_norm(xp, x, ord=None, dim=None, keepdim=False, dtype=None):
+    """``torch.linalg.norm``: a vector norm over one dim (or of the flattened input when both
+    ``ord`` and ``dim`` are None), a matrix norm over two ('fro', 'nuc', +-1, +-2, +-inf)."""
+    from .tensor_common import dtype_arg, dims_list
+    dims = dims_list(dim)
+    if ord is None and not dims:
+        return _vector_norm(xp, x, 2, None, keepdim, dtype)
+    if dims is None:
+        if x.ndim not in (1, 2):
+            raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input "
+                               f"must be 1D or 2D. Got {x.ndim}D.")
+        dims = list(range(x.ndim))
+    if len(dims) == 1:
+        return _vector_norm(xp, x, 2 if ord is None else ord, dims, keepdim, dtype)
+    if len(dims) != 2:
+        raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. "
+                           f"Got {dims}")
+    if x.dtype.kind not in "fc":
+        raise RuntimeError(f"linalg.matrix_norm: Expected a floating point or complex tensor as "
+                           f"input. Got {x.dtype}")
+    out = dtype_arg(dtype) or str(x.dtype)
+    a = x.astype(compute_dtype(out), copy=False)
+    r = np.linalg.norm(a, "fro" if ord is None else ord, axis=tuple(dims), keepdims=keepdim)
+    return xp.asarray(r).astype(out, copy=False)
+
+
+defop("aten::linalg_norm", "Tensor self, Scalar? ord=None, int[1]? dim=None, bool keepdim=False, "
+      "ScalarType? dtype=None", _linalg_norm, category="reduction")
+
+
 def _addmm(name: str, rank: int):
     """``beta * self + alpha * (mat1 @ mat2)`` (addmm: 2-D, baddbmm: batched); beta 0 ignores
     self (NaN in it included), as PyTorch."""

@@ -8,8 +8,9 @@ PyTorch's dtypes and checks::
 * searching: ``nonzero``, ``argwhere``, ``where(condition)`` (``nonzero(as_tuple=True)``),
   ``count_nonzero``;
 * factories: ``empty_like`` (zeros: never garbage), ``eye``, ``linspace``;
-* views: ``narrow``, ``broadcast_to``, ``movedim`` (``moveaxis``);
-* products: ``dot``, ``mv``, ``outer`` (``ger``), ``trace``;
+* views: ``narrow``, ``broadcast_to``, ``movedim`` (``moveaxis``); pieces: ``tensor_split``,
+  ``meshgrid``; ``take_along_dim``;
+* products: ``dot``, ``mv``, ``outer`` (``ger``), ``trace``, ``kron``;
 * reductions that skip NaN: ``nansum``, ``nanmean``; ``diff``;
 * distances: ``cosine_similarity``, ``pairwise_distance`` (as ATen computes them).
 """
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir.types import TensorType
+from ..ir.types import ListType, TensorType
 from .registry import REGISTRY, defop
 from .tensor_common import (
     arg,
@@ -140,6 +141,66 @@ defop("aten::moveaxis", "Tensor self, int[1] source, int[1] destination", _moved
       category="shape", python_name=None)
 defop("aten::broadcast_to", "Tensor self, int[] size", _broadcast_to, category="shape")
 
+
+
+def _tensor_split(xp, x, indices_or_sections, dim=0):
+    """``sections`` (an int: the first ``size % sections`` pieces one longer), a list of split
+    indices, or a tensor holding either."""
+    d = wrap_dim(dim, x.ndim)
+    spec = indices_or_sections
+    if hasattr(spec, "ndim"):
+        if spec.ndim > 1 or spec.dtype.kind not in "iu":
+            raise RuntimeError("tensor_split expected tensor_indices_or_sections to be a zero-"
+                               "dimensional or one-dimensional tensor of integer dtype")
+        spec = int(spec) if spec.ndim == 0 else [int(i) for i in spec]
+    if isinstance(spec, int):
+        if spec <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {spec}")
+        return list(xp.array_split(x, spec, axis=d))
+    return list(xp.split(x, list(spec), axis=d))
+
+
+def _meshgrid(xp, tensors, indexing="ij"):
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but '
+                           f'received: {indexing}')
+    if any(t.ndim > 1 for t in tensors):
+        raise RuntimeError("torch.meshgrid: Expected 0D or 1D tensor in the tensor list")
+    return [g.copy() for g in xp.meshgrid(*tensors, indexing=indexing)]
+
+
+def _take_along_dim(xp, x, indices, dim=None):
+    if indices.dtype.kind not in "iu":
+        raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be int64 but got "
+                           f"{indices.dtype}")
+    if dim is None:
+        return xp.take_along_axis(x.reshape(-1), indices.reshape(-1).astype(np.int64), axis=0)
+    d = wrap_dim(dim, x.ndim)
+    if x.ndim != indices.ndim:
+        raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same "
+                           f"number of dimensions, but got {x.ndim} dimensions for input, and "
+                           f"{indices.ndim} dimensions for indices")
+    # the other dims broadcast, as PyTorch's
+    other = lambda a, b: tuple(max(p, q) if i != d else s  # noqa: E731
+                               for i, (p, q, s) in enumerate(zip(a, b, a)))
+    shape_x = other(x.shape, indices.shape)
+    shape_i = tuple(s if i == d else m for i, (s, m) in
+                    enumerate(zip(indices.shape, shape_x)))
+    return xp.take_along_axis(xp.broadcast_to(x, shape_x),
+                              xp.broadcast_to(indices, shape_i).astype(np.int64), axis=d)
+
+
+def _infer_pieces(node, types):
+    return [ListType(like(tensor_in(types), shape=None))]
+
+
+defop("aten::tensor_split", "Tensor self, int[] indices_or_sections, int dim=0", _tensor_split,
+      category="shape", infer=_infer_pieces)
+defop("aten::meshgrid", "Tensor[] tensors, str indexing=\"ij\"", _meshgrid, category="shape",
+      infer=lambda node, types: [ListType(TensorType())])
+defop("aten::take_along_dim", "Tensor self, Tensor indices, int? dim=None", _take_along_dim,
+      infer=lambda node, types: [like(tensor_in(types), shape=None)])
+
 # -- products ------------------------------------------------------------------------------------
 
 
@@ -187,6 +248,8 @@ defop("aten::mv", "Tensor self, Tensor vec", _mv)
 defop("aten::outer", "Tensor self, Tensor vec2", _outer, aliases=("ger",))
 defop("aten::ger", "Tensor self, Tensor vec2", _outer, python_name=None)
 defop("aten::trace", "Tensor self", _trace)
+defop("aten::kron", "Tensor self, Tensor other", lambda xp, a, b: xp.asarray(xp.kron(a, b)),
+      infer=lambda node, types: [like(tensor_in(types), None, None)])
 
 # -- NaN-skipping reductions, diff -----------------------------------------------------------------
 
