@@ -281,6 +281,7 @@ def test_tensor_extras_against_torch(torch, tmp_path):
 
 ORDER_SOURCE = '''
 import torch
+import torch.nn.functional as F
 
 
 def medians(x):
@@ -323,13 +324,24 @@ def norms(x):
     return torch.linalg.norm(x), torch.linalg.norm(x, dim=1), \\
         torch.linalg.norm(x, float("inf"), dim=(0, 1)), torch.linalg.norm(x, "nuc"), \\
         torch.linalg.norm(x, 1, dim=0, keepdim=True)
+
+
+def torch_norms(x):  # scripted: a call of the function constant "norm" (torch.functional)
+    return torch.norm(x, dim=1), torch.norm(x), torch.norm(x, p=1, dim=0, keepdim=True), \\
+        torch.norm(x, "nuc"), torch.norm(x, float("inf")), torch.norm(x, 3.0, (0, 1))
+
+
+def instance_norms(x, w, b):
+    y = x.reshape(1, 5, 2, 3)
+    return F.instance_norm(y, weight=w, bias=b, eps=1e-5) * 2, F.instance_norm(y)
 '''
 
 
 def test_order_statistics_and_searches_against_torch(torch, tmp_path):
     """ops/order_stats.py and the pieces/products of ops/tensor_extras.py (median, quantile,
     cummax, logcumsumexp, bucketize, searchsorted, tensor_split, meshgrid, take_along_dim,
-    kron, linalg.norm), scripted and traced by torch, NaN included."""
+    kron, linalg.norm), ``torch.norm`` and ``F.instance_norm``, scripted and traced by torch,
+    NaN included."""
     mod = program_module(tmp_path, "order_programs", ORDER_SOURCE)
     x = torch.randn(5, 6, generator=torch.Generator().manual_seed(0))
     x[0, 1] = x[0, 3]  # a tie: cummax/median take PyTorch's index
@@ -337,7 +349,8 @@ def test_order_statistics_and_searches_against_torch(torch, tmp_path):
     nan[1, 2] = float("nan")
     nan[3, 0] = float("nan")
     _against_torch(torch, mod, {"medians": (nan,), "quantiles": (x,), "scans": (nan,),
-                                "searches": (x,), "pieces": (x,), "norms": (x,)})
+                                "searches": (x,), "pieces": (x,), "norms": (x,),
+                                "torch_norms": (x,), "instance_norms": (x, x[0, 1:], x[1, :5])})
     _against_torch(torch, mod, {"quantiles": (nan,)})
 
 
@@ -359,3 +372,17 @@ def test_order_statistics_errors_name_the_node():
         jit.run(parse_graph(text), x.astype(np.int64), 0.5)
     y, z = jit.run(parse_graph(text), x, 0.5)
     assert y == 2.0 and np.allclose(z, np.logaddexp.accumulate(x))
+
+
+def test_instance_norm_updates_running_statistics_as_pytorch(torch):
+    """``use_input_stats`` with running statistics (an InstanceNorm in training mode): the
+    buffers are updated in place with the samples' average, as ATen does."""
+    import torchlike as tl
+    x = np.random.default_rng(0).standard_normal((3, 4, 5)).astype(np.float32)
+    rm, rv = np.zeros(4, np.float32), np.ones(4, np.float32)
+    trm, trv = torch.zeros(4), torch.ones(4)
+    got = tl.instance_norm(x, None, None, rm, rv, True, 0.1, 1e-5, True)
+    want = torch.instance_norm(torch.from_numpy(x), None, None, trm, trv, True, 0.1, 1e-5, True)
+    np.testing.assert_allclose(got, want.numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(rm, trm.numpy(), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(rv, trv.numpy(), rtol=1e-6)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .functions import register_function
 from .registry import OpDef, defop, register
 from .tensor_common import broadcast_shapes, compute_dtype, like, tensor_in
 
@@ -105,17 +106,42 @@ defop("aten::linalg_vector_norm", "Tensor self, Scalar ord=2, int[1]? dim=None, 
 
 def _norm(xp, x, *args):
     """``aten::norm``'s overloads, told apart by argument count: ``(p=2)``,
-    ``(p, dim, keepdim=False)``, ``(p, dim, keepdim, dtype)``; p None is 2."""
+    ``(p, dim, keepdim=False)``, ``(p, dim, keepdim, dtype)``; p None is 2.  ``torch.norm``'s
+    string orders too: "fro" (the 2-norm over ``dim``, or every element) and "nuc" (over two
+    dims: the sum of singular values)."""
     p = args[0] if args and args[0] is not None else 2
     dim = args[1] if len(args) > 1 else None
     keepdim = bool(args[2]) if len(args) > 2 else False
     dtype = args[3] if len(args) > 3 else None
     if isinstance(dim, int):
         dim = [dim]
-    return _vector_norm(xp, x, p, dim, keepdim, dtype)
+    if p == "nuc":
+        return _linalg_norm(xp, x, "nuc", dim, keepdim, dtype)
+    if isinstance(p, str) and p != "fro":
+        raise RuntimeError(f"norm: unsupported p '{p}': expected a number, 'fro' or 'nuc'")
+    return _vector_norm(xp, x, 2 if p == "fro" else p, dim, keepdim, dtype)
 
 
 register(OpDef("aten::norm", (), _norm, category="reduction", python_name="norm"))
+
+
+def _functional_norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
+    """``torch.norm`` as scripted code calls it: ``prim::CallFunction`` of the function constant
+    ``norm`` (``torch.functional.norm``, an overloaded Python function whose graph PyTorch does
+    not print), with (input, p, dim, keepdim, out, dtype)."""
+    if out is not None:
+        raise RuntimeError("torch.norm: out= is not supported")
+    xp = np
+    if type(input).__module__.startswith("cupy"):
+        import cupy as xp
+    if p is None:
+        p = "fro"
+    if p == "nuc" and dim is None:
+        dim = [0, 1]
+    return _norm(xp, input, p, dim, keepdim, dtype)
+
+
+register_function("norm", _functional_norm)
 
 
 def _linalg_norm(xp, x, ord=None, dim=None, keepdim=False, dtype=None):
@@ -144,6 +170,10 @@ def _linalg_norm(xp, x, ord=None, dim=None, keepdim=False, dtype=None):
     return xp.asarray(r).astype(out, copy=False)
 
 
+defop("aten::linalg_matrix_norm", "Tensor self, Scalar ord=\"fro\", int[] dim=[-2,-1], "
+      "bool keepdim=False, ScalarType? dtype=None",
+      lambda xp, x, ord="fro", dim=(-2, -1), keepdim=False, dtype=None: _linalg_norm(
+          xp, x, ord, list(dim), keepdim, dtype), category="reduction")
 defop("aten::linalg_norm", "Tensor self, Scalar? ord=None, int[1]? dim=None, bool keepdim=False, "
       "ScalarType? dtype=None", _linalg_norm, category="reduction")
 

@@ -36,7 +36,7 @@ which writes ``generate_data_file()``: ``torch.jit.script(getattr(F, name)).grap
 ``F.threshold`` scripts as ``_threshold``) and for the helper functions their graphs call
 (``_get_softmax_dim``, ``_verify_batch_size``), in that order.  ``aten::warn``, which
 ``_get_softmax_dim`` calls, is registered here; ``aten::glu``, ``aten::layer_norm`` and
-``aten::batch_norm`` in ``ops/normalization.py``.
+``aten::batch_norm``, ``aten::instance_norm`` in ``ops/normalization.py``.
 """
 from __future__ import annotations
 
@@ -62,7 +62,8 @@ NN_FUNCTIONS: Tuple[str, ...] = (
     # softmax family and the helper they call when dim is None
     "softmax", "softmin", "log_softmax", "_get_softmax_dim",
     # glu and normalization (ops/normalization.py), with batch_norm's training-mode check
-    "glu", "layer_norm", "batch_norm", "group_norm", "_verify_batch_size",
+    "glu", "layer_norm", "batch_norm", "group_norm", "_verify_batch_size", "instance_norm",
+    "_verify_spatial_size",
     # embedding, padding, normalize, and the losses (ops/losses.py) with the reduction-argument
     # helpers of torch.nn._reduction they call (REDUCTION_HELPERS)
     "embedding", "pad", "normalize", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",

@@ -1,5 +1,6 @@
-"""``aten::glu``, ``aten::layer_norm`` and ``aten::batch_norm``: the ops the graphs of ``F.glu``,
-``F.layer_norm`` and ``F.batch_norm`` (``ops/nn_functions.py``) end in.  Interpreted, not fused.
+"""``aten::glu``, ``aten::layer_norm``, ``aten::batch_norm`` and ``aten::instance_norm``: the
+ops the graphs of ``F.glu``, ``F.layer_norm``, ``F.batch_norm`` and ``F.instance_norm``
+(``ops/nn_functions.py``) end in.  Interpreted, not fused.
 
 Parameters must have the input's dtype (float32 ones may go with a float16 input), as on
 PyTorch's CPU.  They compute in float64 and round once to the input's dtype (PyTorch's CPU kernels accumulate
@@ -151,3 +152,29 @@ def _batch_norm(xp, x, weight, bias, running_mean, running_var, training, moment
 defop("aten::batch_norm", "Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "
       "Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled",
       _batch_norm, infer=infer_same, pure=False)
+
+
+def _instance_norm(xp, x, weight, bias, running_mean, running_var, use_input_stats, momentum,
+                   eps, cudnn_enabled=True):
+    """ATen's: a batch norm of the input seen as one sample of N * C channels, with the
+    per-channel parameters and running statistics repeated N times (and the updated running
+    statistics averaged back over the samples)."""
+    _float_input("instance_norm", x)
+    if x.ndim < 2:
+        raise ValueError(f"instance_norm expects an input of at least 2 dims (N, C, ...), got "
+                         f"{x.ndim}")
+    n, c = x.shape[:2]
+    rep = lambda p: None if p is None else xp.tile(p, n)  # noqa: E731
+    rm, rv = rep(running_mean), rep(running_var)
+    y = _batch_norm(xp, x.reshape((1, n * c) + x.shape[2:]), rep(weight), rep(bias), rm, rv,
+                    bool(use_input_stats), momentum, eps)
+    if use_input_stats:
+        for stat, tiled in ((running_mean, rm), (running_var, rv)):
+            if stat is not None:
+                stat[...] = tiled.reshape(n, c).mean(axis=0).astype(stat.dtype)
+    return y.reshape(x.shape)
+
+
+defop("aten::instance_norm", "Tensor input, Tensor? weight, Tensor? bias, "
+      "Tensor? running_mean, Tensor? running_var, bool use_input_stats, float momentum, "
+      "float eps, bool cudnn_enabled", _instance_norm, infer=infer_same, pure=False)
