@@ -1,6 +1,7 @@
 """The op registry and every op's entry.  Importing this package registers all ops."""
 from . import (  # noqa: F401  (registration side effects)
     activations,
+    conv_pool,
     elementwise,
     elementwise_math,
     elementwise_more,
