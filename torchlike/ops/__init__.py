@@ -20,6 +20,7 @@ from . import (  # noqa: F401  (registration side effects)
     ordering,
     prim_ops,
     reductions,
+    resample,
     shape_ops,
     tensor_extras,
 )
