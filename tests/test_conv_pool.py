@@ -98,9 +98,33 @@ def test_convolution_overloads_traces_print(torch):
     x3, w3 = randn(1, 2, 4, 5, 6, dtype=np.float64), randn(3, 2, 2, 3, 2, dtype=np.float64)
     check(tl.convolution(x3, w3, None, [1], [1], [1], False, [0], 1),
           F.conv3d(t(x3), t(w3), None, 1, 1), np.float64)
-    with pytest.raises(ExecutionError, match="transposed convolution.*not supported"):
-        apply("_convolution", x, w, b, [1, 1], [0, 0], [1, 1], True, [0, 0], 2, False,
-                 False, True, True)
+    wt = randn(4, 3, 3, 2, dtype=np.float64)  # transposed: (in, out / groups, *kernel)
+    check(apply("_convolution", x, wt, b, [2, 1], [1, 0], [1, 2], True, [1, 0], 2, False,
+                False, True, True),
+          F.conv_transpose2d(t(x), t(wt), t(b), (2, 1), (1, 0), (1, 0), 2, (1, 2)), np.float64)
+
+
+# (dims, in, out, kernel, stride, padding, output_padding, groups, dilation, length)
+TRANSPOSED = [(2, 4, 6, 3, 2, 1, 1, 2, 1, 5), (1, 3, 2, 4, 3, 0, 2, 1, 1, 7),
+              (2, 2, 4, 3, 1, 2, 0, 2, 2, 6), (1, 4, 4, 2, 2, 3, 1, 4, 1, 5),
+              (2, 1, 1, 1, 1, 0, 0, 1, 1, 3), (2, 2, 3, 3, 2, 0, 1, 1, 2, 4)]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("cfg", TRANSPOSED)
+def test_transposed_convolution_matches_torch(torch, dtype, cfg):
+    """conv_transpose1d/2d: stride, padding past the kernel's reach (a crop), output_padding
+    (zeros past the full result), groups, dilation, unbatched input."""
+    n, cin, cout, k, s, p, op, g, d, length = cfg
+    F, t = torch.nn.functional, torch.from_numpy
+    x = randn(2, cin, *(length,) * n, dtype=dtype)
+    w, b = randn(cin, cout // g, *(k,) * n, dtype=dtype), randn(cout, dtype=dtype)
+    fn = F.conv_transpose2d if n == 2 else F.conv_transpose1d
+    ours = tl.conv_transpose2d if n == 2 else tl.conv_transpose1d
+    check(ours(x, w, b, s, p, op, g, d), fn(t(x), t(w), t(b), s, p, op, g, d), dtype)
+    check(ours(x[0], w, None, s, p, op, g, d), fn(t(x[0]), t(w), None, s, p, op, g, d), dtype)
+    with pytest.raises(ExecutionError, match="output padding must be smaller"):
+        ours(x, w, b, s, p, max(s, d), g, d)
 
 
 @pytest.mark.parametrize("dtype", ["float16", "int64", "int32", "int8", "uint8"])
@@ -275,6 +299,10 @@ def depthwise(x, w):
     return F.avg_pool1d(y, 3, 2, 1, True, False), F.adaptive_max_pool1d(y, 3)
 
 
+def decoder(x, w, b):
+    return torch.tanh(F.conv_transpose2d(x, w, b, stride=2, padding=1, output_padding=1)) * 0.5
+
+
 def pools(x):
     return (F.max_pool2d(x, 3, 2, 1, return_indices=True), F.max_pool1d(x[0], 2),
             F.adaptive_max_pool2d(x, 3, True), F.adaptive_max_pool2d(x, (2, 3)),
@@ -301,7 +329,8 @@ def test_scripted_and_traced_functions_run_fused_and_unfused(torch, tmp_path):
     mod = program_module(tmp_path, "conv_pool_programs", SOURCE)
     x, w, b = torch.randn(2, 3, 9, 9), torch.randn(5, 3, 3, 3), torch.randn(5)
     cases = {"cnn": (x, w, b, torch.randn(4, 20), torch.randn(4)),
-             "depthwise": (torch.randn(2, 4, 11), torch.randn(8, 1, 4)), "pools": (x,)}
+             "depthwise": (torch.randn(2, 4, 11), torch.randn(8, 1, 4)), "pools": (x,),
+             "decoder": (x, torch.randn(3, 2, 3, 3), torch.randn(2))}
     for name, args in cases.items():
         fn = getattr(mod, name)
         want = _flat(fn(*args))

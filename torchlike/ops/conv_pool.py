@@ -10,8 +10,8 @@
 
 * convolution: ``conv1d``, ``conv2d`` (int or ``"valid"``/``"same"`` padding, batched or
   unbatched input, groups), and what traces print: ``_convolution``, ``convolution`` and
-  ``_convolution_mode`` (batched, any number of spatial dims; transposed convolution raises
-  NotImplementedError).  An im2col gather -- a strided window view of the padded input, copied
+  ``_convolution_mode`` (batched, any number of spatial dims); transposed: ``conv_transpose1d/2d``
+  and ``_convolution(transposed=True)``, as the convolution they are the gradient of.  An im2col gather -- a strided window view of the padded input, copied
   once -- then one matmul per group; float16 accumulates in float32 and integers in int64,
   rounded or wrapped back to the input's dtype as PyTorch's CPU kernels do;
 * pooling: ``max_pool1d/2d`` (``-inf`` padding, NaN wins) and their ``_with_indices`` forms,
@@ -170,13 +170,74 @@ def _conv(n):
     return impl
 
 
+def _transposed(xp, x, w, b, stride, padding, output_padding, groups, dilation):
+    """A transposed convolution of a batched ``x`` (N, C, *spatial) with ``w`` (C, O / groups,
+    *kernel) as the convolution it is the gradient of: the input spread ``stride`` apart, padded
+    by ``dilation * (k - 1)``, convolved with the kernel flipped and its channel dims swapped
+    (per group); the full result is then cut by ``padding`` on each side and extended by
+    ``output_padding`` on the right: (L - 1) s - 2 p + d (k - 1) + output_padding + 1."""
+    n = w.ndim - 2
+    bad = _conv_bad("output_padding", n)
+    s, p = _ints(stride, n, _conv_bad("stride", n)), _ints(padding, n, _conv_bad("padding", n))
+    d, op = _ints(dilation, n, _conv_bad("dilation", n)), _ints(output_padding, n, bad)
+    if groups <= 0 or x.ndim != n + 2 or x.shape[1] != w.shape[0] or w.shape[0] % groups:
+        raise RuntimeError(f"Given transposed=1, weight of size {list(w.shape)}, expected "
+                           f"input{list(x.shape)} to have {w.shape[0]} channels (and groups="
+                           f"{groups} to divide them)")
+    if any(v <= 0 for v in s + d) or any(v < 0 for v in p):
+        raise RuntimeError("non-positive stride or dilation, or negative padding, is not "
+                           "supported")
+    if any(o >= si and o >= di for o, si, di in zip(op, s, d)):
+        raise RuntimeError(f"output padding must be smaller than either stride or dilation, "
+                           f"but got output_padding={list(op)}, stride={list(s)}, dilation="
+                           f"{list(d)}")
+    N, C, G = x.shape[0], x.shape[1], groups
+    spread = xp.zeros((N, C) + tuple((size - 1) * si + 1 for size, si in zip(x.shape[2:], s)),
+                      x.dtype)
+    spread[(slice(None), slice(None)) + tuple(slice(None, None, si) for si in s)] = x
+    kernel = w.shape[2:]
+    flipped = w[(slice(None), slice(None)) + (slice(None, None, -1),) * n]
+    o_g = w.shape[1]
+    wt = flipped.reshape((G, C // G, o_g) + kernel).swapaxes(1, 2).reshape(
+        (G * o_g, C // G) + kernel)
+    full = _convolve(xp, "conv_transpose", spread, xp.ascontiguousarray(wt), None, 1,
+                     [di * (k - 1) for di, k in zip(d, kernel)], d, G)
+    out = [(size - 1) * si - 2 * pi + di * (k - 1) + oi + 1
+           for size, si, pi, di, k, oi in zip(x.shape[2:], s, p, d, kernel, op)]
+    if any(o <= 0 for o in out):
+        raise RuntimeError(f"Given input size per channel: {list(x.shape[2:])}, the calculated "
+                           f"output size {out} is too small")
+    extra = [(0, max(0, pi + o - f)) for pi, o, f in zip(p, out, full.shape[2:])]
+    if any(hi for _, hi in extra):  # output_padding past the full result: zeros there
+        full = xp.pad(full, [(0, 0), (0, 0)] + extra)
+    y = full[(slice(None), slice(None)) + tuple(slice(pi, pi + o) for pi, o in zip(p, out))]
+    if b is not None:
+        y = y + b.astype(y.dtype).reshape((-1,) + (1,) * n)
+    return xp.ascontiguousarray(y.astype(x.dtype, copy=False))
+
+
+def _conv_transpose(n):
+    name = f"conv_transpose{n}d"
+
+    def impl(xp, x, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+             dilation=1):
+        if x.ndim not in (n + 1, n + 2) or weight.ndim != n + 2:
+            raise RuntimeError(f"Expected {n + 1}D (unbatched) or {n + 2}D (batched) input to "
+                               f"{name}, but got input of size: {list(x.shape)}")
+        batched = x.ndim == n + 2
+        y = _transposed(xp, x if batched else x[None], weight, bias, stride, padding,
+                        output_padding, groups, dilation)
+        return y if batched else y[0]
+    return impl
+
+
 def _convolution(xp, x, weight, bias, stride, padding, dilation, transposed=False,
                  output_padding=(), groups=1, *flags):
     """``_convolution`` and ``convolution`` (the flags -- benchmark, deterministic, cudnn,
     tf32 -- choose kernels, not results); ``_convolution_mode`` has only the first six."""
     if transposed:
-        raise NotImplementedError("aten::_convolution: transposed convolution "
-                                  "(conv_transpose1d/2d) is not supported by torchlike")
+        return _transposed(xp, x, weight, bias, stride, padding, output_padding, groups,
+                           dilation)
     if weight.ndim < 3:
         raise RuntimeError(f"weight should have at least three dimensions, got weight of size "
                            f"{list(weight.shape)}")
@@ -206,6 +267,12 @@ _CONV = ("Tensor input, Tensor weight, Tensor? bias=None, int[{n}] stride={one},
 for _n in (1, 2):
     defop(f"aten::conv{_n}d", _CONV.format(n=_n, one=[1] * _n, zero=[0] * _n), _conv(_n),
           infer=_infer_conv(_n))
+_CONV_T = ("Tensor input, Tensor weight, Tensor? bias=None, int[{n}] stride={one}, "
+           "int[{n}] padding={zero}, int[{n}] output_padding={zero}, int groups=1, "
+           "int[{n}] dilation={one}")
+for _n in (1, 2):
+    defop(f"aten::conv_transpose{_n}d", _CONV_T.format(n=_n, one=[1] * _n, zero=[0] * _n),
+          _conv_transpose(_n), infer=lambda node, types: [like(tensor_in(types), shape=None)])
 _CONV_ND = "Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation"
 defop("aten::_convolution", f"{_CONV_ND}, bool transposed, int[] output_padding, int groups, "
       "bool benchmark, bool deterministic, bool cudnn_enabled, bool allow_tf32=True",
