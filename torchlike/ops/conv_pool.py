@@ -10,8 +10,9 @@
 
 * convolution: ``conv1d``, ``conv2d`` (int or ``"valid"``/``"same"`` padding, batched or
   unbatched input, groups), and what traces print: ``_convolution``, ``convolution`` and
-  ``_convolution_mode`` (batched, any number of spatial dims); transposed: ``conv_transpose1d/2d``
-  and ``_convolution(transposed=True)``, as the convolution they are the gradient of.  An im2col gather -- a strided window view of the padded input, copied
+  ``_convolution_mode`` (batched, any number of spatial dims); transposed:
+  ``conv_transpose1d/2d`` and ``_convolution(transposed=True)``, as the convolution they are
+  the gradient of.  An im2col gather -- a strided window view of the padded input, copied
   once -- then one matmul per group; float16 accumulates in float32 and integers in int64,
   rounded or wrapped back to the input's dtype as PyTorch's CPU kernels do;
 * pooling: ``max_pool1d/2d`` (``-inf`` padding, NaN wins) and their ``_with_indices`` forms,

@@ -147,7 +147,7 @@ register_function("norm", _functional_norm)
 def _linalg_norm(xp, x, ord=None, dim=None, keepdim=False, dtype=None):
     """``torch.linalg.norm``: a vector norm over one dim (or of the flattened input when both
     ``ord`` and ``dim`` are None), a matrix norm over two ('fro', 'nuc', +-1, +-2, +-inf)."""
-    from .tensor_common import dtype_arg, dims_list
+    from .tensor_common import dims_list, dtype_arg
     dims = dims_list(dim)
     if ord is None and not dims:
         return _vector_norm(xp, x, 2, None, keepdim, dtype)
