@@ -104,6 +104,18 @@ def test_convolution_overloads_traces_print(torch):
           F.conv_transpose2d(t(x), t(wt), t(b), (2, 1), (1, 0), (1, 0), 2, (1, 2)), np.float64)
 
 
+def test_three_d_convolutions_match_torch(torch):
+    F, t = torch.nn.functional, torch.from_numpy
+    x, w, b = randn(2, 4, 5, 6, 4), randn(6, 2, 3, 2, 3), randn(6)
+    check(tl.conv3d(x, w, b, [2, 1, 1], 1, [1, 2, 1], 2),
+          F.conv3d(t(x), t(w), t(b), (2, 1, 1), 1, (1, 2, 1), 2), np.float32)
+    check(tl.conv3d(x[0], w, None, 1, "same", 1, 2), F.conv3d(t(x[0]), t(w), None, 1, "same",
+                                                                1, 2), np.float32)
+    wt = randn(4, 3, 2, 3, 2)
+    check(tl.conv_transpose3d(x, wt, None, 2, 1, 1, 2, 1),
+          F.conv_transpose3d(t(x), t(wt), None, 2, 1, 1, 2, 1), np.float32)
+
+
 # (dims, in, out, kernel, stride, padding, output_padding, groups, dilation, length)
 TRANSPOSED = [(2, 4, 6, 3, 2, 1, 1, 2, 1, 5), (1, 3, 2, 4, 3, 0, 2, 1, 1, 7),
               (2, 2, 4, 3, 1, 2, 0, 2, 2, 6), (1, 4, 4, 2, 2, 3, 1, 4, 1, 5),

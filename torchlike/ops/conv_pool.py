@@ -8,10 +8,10 @@
     %p : Tensor = aten::max_pool2d(%r, %kernel, %empty, %pad, %dil, %ceil_mode)
     %a : Tensor = aten::adaptive_avg_pool2d(%p, %size)
 
-* convolution: ``conv1d``, ``conv2d`` (int or ``"valid"``/``"same"`` padding, batched or
+* convolution: ``conv1d``, ``conv2d``, ``conv3d`` (int or ``"valid"``/``"same"`` padding, batched or
   unbatched input, groups), and what traces print: ``_convolution``, ``convolution`` and
   ``_convolution_mode`` (batched, any number of spatial dims); transposed:
-  ``conv_transpose1d/2d`` and ``_convolution(transposed=True)``, as the convolution they are
+  ``conv_transpose1d/2d/3d`` and ``_convolution(transposed=True)``, as the convolution they are
   the gradient of.  An im2col gather -- a strided window view of the padded input, copied
   once -- then one matmul per group; float16 accumulates in float32 and integers in int64,
   rounded or wrapped back to the input's dtype as PyTorch's CPU kernels do;
@@ -265,13 +265,13 @@ def _infer_conv(n):
 
 _CONV = ("Tensor input, Tensor weight, Tensor? bias=None, int[{n}] stride={one}, "
          "int[{n}] padding={zero}, int[{n}] dilation={one}, int groups=1")
-for _n in (1, 2):
+for _n in (1, 2, 3):
     defop(f"aten::conv{_n}d", _CONV.format(n=_n, one=[1] * _n, zero=[0] * _n), _conv(_n),
           infer=_infer_conv(_n))
 _CONV_T = ("Tensor input, Tensor weight, Tensor? bias=None, int[{n}] stride={one}, "
            "int[{n}] padding={zero}, int[{n}] output_padding={zero}, int groups=1, "
            "int[{n}] dilation={one}")
-for _n in (1, 2):
+for _n in (1, 2, 3):
     defop(f"aten::conv_transpose{_n}d", _CONV_T.format(n=_n, one=[1] * _n, zero=[0] * _n),
           _conv_transpose(_n), infer=lambda node, types: [like(tensor_in(types), shape=None)])
 _CONV_ND = "Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation"
