@@ -19,9 +19,10 @@ The rule, per value a fusible group passes to another fusible group:
 
 * its *cone* -- the members of the producing group it is computed from, back to the group's
   inputs or to values known to be at most 1/16 of its size (a per-row mean, which the reader
-  then reads: passing it costs little) -- has at most ``MAX_OPS`` elementwise ops, none calling a math helper
-  (``OpDef.calls_math_helper``: an ``exp`` costs tens of instructions an element, a write
-  and read of a float a fraction of that), no reduction, no chunk;
+  then reads: passing it costs little) -- has at most ``MAX_OPS`` deterministic elementwise
+  ops, none calling a math helper (``OpDef.calls_math_helper``: an ``exp`` costs tens of
+  instructions an element, a write and read of a float a fraction of that), no reduction, no
+  chunk;
 * the recomputation adds at most one full-size read to the reader: the cone's tensor inputs
   that the reader does not read already, not counting those known to be at most 1/16 of the
   value's size (a per-row mean) -- reading ``%a`` and ``%b`` to save reading ``%a + %b`` is no
@@ -47,9 +48,11 @@ SMALL_FRACTION = 16
 
 
 def _cheap(node: Node) -> bool:
+    """Elementwise, no math helper, and deterministic: a copy gives the same values (not
+    dropout or rrelu, whose training mode draws random numbers)."""
     op = registry.lookup(node.kind)
     return (op is not None and op.is_elementwise and not op.calls_math_helper
-            and not node.blocks)
+            and op.pure and op.foldable and not node.blocks)
 
 
 def _cone(value: Value, members: Set[Node]) -> Optional[List[Node]]:
