@@ -9,6 +9,7 @@ from corpus_utils import CASES, graph_files, graph_text, input_sets
 
 import torchlike
 from torchlike import jit
+from torchlike.errors import UnsupportedOpError
 from torchlike.ir import BOOL, INT, Graph, TensorType, TupleType
 from torchlike.ir.parser import parse_graph
 from torchlike.jit import ScriptFunction, SerializationError
@@ -157,6 +158,9 @@ def test_a_torch_tensor_is_refused_with_the_conversion(torch):
                                         r"\(2, 3\): .* pass x.numpy\(\)"):
         fn(torch.from_numpy(X))
     np.testing.assert_array_equal(fn(torch.from_numpy(X).numpy()), X * 2.0)
+    with pytest.raises(UnsupportedOpError, match=r"cannot trace an input of type Tensor .*"
+                                                 r"x.numpy\(\)"):
+        jit.trace(lambda x: x * 2.0, (torch.from_numpy(X),))
     sfn = ScriptFunction(_control_flow_graph())
     with pytest.raises(TypeError, match=r"argument 'n' \(%n\) expects an int, got a "
                                         r"torch.Tensor of shape \(\): .* x.item\(\)"):

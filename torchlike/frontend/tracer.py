@@ -42,6 +42,7 @@ from ..ir.types import (
     TensorType,
     TupleType,
     Type,
+    is_array,
     type_of_python_value,
 )
 from ..ops import registry
@@ -116,9 +117,7 @@ def elementwise_strides(shape: tuple, operands: Sequence[TensorType]) -> Tuple[i
     return tuple(out)
 
 
-def _is_array(value) -> bool:
-    """numpy and cupy arrays (numpy scalars are Python-like values here)."""
-    return hasattr(value, "dtype") and hasattr(value, "shape") and not isinstance(value, np.generic)
+_is_array = is_array  # numpy and cupy arrays (numpy scalars are Python-like values here)
 
 
 def _type_of(value) -> Type:
@@ -319,8 +318,11 @@ def trace_graph(fn, example_inputs, self_type: Optional[Type] = None,
         elif isinstance(example, (bool, int, float)):
             t = type_of_python_value(example)
         else:
+            hint = " (from a torch.Tensor: x.numpy())" if type(example).__module__.startswith(
+                "torch") else ""
             raise UnsupportedOpError(f"cannot trace an input of type {type(example).__name__} "
-                                     f"(parameter '{name}'): pass arrays or Python scalars")
+                                     f"(parameter '{name}'): pass numpy or cupy arrays or "
+                                     f"Python scalars{hint}")
         proxies.append(TracedValue(tracer, graph.add_input(name, t), example))
     for i in range(len(graph.inputs)):  # PyTorch numbers values after the inputs: %3 follows 3
         graph.claim_name(str(i))

@@ -18,6 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Tuple
 
+import numpy as np
+
 # PyTorch's scalar-type names <-> numpy dtype names.
 SCALAR_NAME_TO_DTYPE = {
     "Float": "float32", "Double": "float64", "Half": "float16", "BFloat16": "bfloat16",
@@ -149,6 +151,13 @@ class ClassType(Type):
 
 
 TENSOR = TensorType()
+
+
+def is_array(value) -> bool:
+    """A numpy or cupy array: what torchlike runs on (a numpy scalar is not one; a torch.Tensor
+    has a shape and a dtype too, but neither numpy's dtype nor byte strides)."""
+    return isinstance(value, np.ndarray) or (type(value).__module__.startswith("cupy")
+                                             and hasattr(value, "shape"))
 
 
 def tensor_type_of(array) -> TensorType:

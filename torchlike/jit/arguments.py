@@ -23,18 +23,14 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ..ir.graph import Value
-from ..ir.types import BOOL, FLOAT, INT, NUMBER, TensorType
+from ..ir.types import BOOL, FLOAT, INT, NUMBER, TensorType, is_array
 
 _SCALAR_KINDS = {INT: (int, np.integer), FLOAT: (int, float, np.integer, np.floating),
                  BOOL: (bool, np.bool_), NUMBER: (int, float, np.number)}
 _SCALAR_NAMES = {INT: "an int", FLOAT: "a float", BOOL: "a bool", NUMBER: "a number"}
 
 
-def _is_array(a: Any) -> bool:
-    """A numpy or cupy array (a torch.Tensor has a shape and a dtype too, but no strides in
-    bytes nor numpy's dtype: it is refused with a hint, not half-run)."""
-    return isinstance(a, np.ndarray) or (type(a).__module__.startswith("cupy")
-                                         and hasattr(a, "shape") and hasattr(a, "dtype"))
+_is_array = is_array  # a torch.Tensor is refused with a hint, not half-run
 
 
 @dataclass(frozen=True)
