@@ -14,6 +14,7 @@
 """
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -288,12 +289,18 @@ def test_stored_texts_are_what_pytorch_prints(torch):
     version, texts = read_data_file()
     if torch.__version__ != version:
         pytest.skip(f"the table was printed by torch {version}, this is {torch.__version__}")
-    assert generate_texts(torch) == texts
+    # aten::warn's warn_id counts the warnings TorchScript has compiled in this process so far
+    # (a test that scripted F.upsample shifts them); it is not part of the function
+    unnumbered = lambda text: re.sub(r"warn_id=\d+", "warn_id=N", text)  # noqa: E731
+    now = generate_texts(torch)
+    assert {k: unnumbered(v) for k, v in now.items()} == {k: unnumbered(v)
+                                                          for k, v in texts.items()}
     for case in sorted(PROGRAMS):
         texts = scripted_texts(case)
         stored_texts = stored(case)[0]
         for which in texts:
-            assert trim_paths(texts[which]) == stored_texts[which], (case, which)
+            assert unnumbered(trim_paths(texts[which])) == unnumbered(stored_texts[which]), \
+                (case, which)
 
 
 @pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int32"])
