@@ -19,8 +19,9 @@
   ``avg_pool1d/2d`` (``count_include_pad``, ``divisor_override``; int64 truncates), and the
   adaptive ``avg`` (1-3d) and ``max`` pools, ATen's bins ``[floor(i*L/o), ceil((i+1)*L/o))``;
 * ``F.max_pool2d`` & co. are Python functions that a scripted caller reaches through
-  ``prim::CallFunction`` (``_max_pool2d``, ``adaptive_avg_pool2d``, ...): their graphs are
-  registered below, so the interpreter runs them and the inliner turns them into the ops.
+  ``prim::CallFunction`` (``_max_pool2d``, ``adaptive_avg_pool2d``, ...): PyTorch's own graphs
+  of them are in the nn function table (``ops/nn_functions.py``), so the interpreter runs them
+  and the inliner turns them into the ops.
 
 Output sizes follow ATen's ``pooling_output_shape``: with ``ceil_mode`` the last window must
 start inside the input or its left padding.  None of these ops is elementwise: the fuser leaves
@@ -32,8 +33,6 @@ import math
 
 import numpy as np
 
-from ..ir.parser import parse_graph
-from .functions import register_function
 from .registry import defop
 from .tensor_common import arg, compute_dtype, like, tensor_in
 
@@ -519,48 +518,3 @@ for _n in (1, 2):
           _adaptive(_n, "max"), num_outputs=2, infer=_infer_adaptive(_n, 2))
 defop("aten::adaptive_avg_pool3d", "Tensor self, int[3] output_size", _adaptive(3, "avg"),
       infer=_infer_adaptive(3, 1))  # F.interpolate's mode="area" on volumes (ops/resample.py)
-
-
-# -- the callees of scripted F.max_pool2d & co. ---------------------------------------------------
-# F.max_pool2d, F.adaptive_avg_pool2d, ... are Python functions: a scripted caller holds
-# prim::CallFunction of a constant naming the function TorchScript compiled (boolean_dispatch
-# picks "_max_pool2d" or "max_pool2d_with_indices" by return_indices).  These graphs do what
-# PyTorch 2.13's do (torch.jit.script(F._max_pool2d).graph): stride None becomes [], then the
-# op (whose own checks stand in for adaptive_avg_pool2d's assert on the input's rank).
-
-_POOL_PARAMS = ("%input : Tensor, %kernel_size : int[], %stride.1 : int[]?, %padding : int[], "
-                "%dilation : int[], %ceil_mode : bool, %return_indices : bool")
-_POOL_ARGS = "%input, %kernel_size, %stride, %padding, %dilation, %ceil_mode"
-_STRIDE_OR_EMPTY = """  %none : NoneType = prim::Constant()
-  %omitted : bool = aten::__is__(%stride.1, %none)
-  %stride : int[] = prim::If(%omitted)
-    block0():
-      %empty : int[] = prim::ListConstruct()
-      -> (%empty)
-    block1():
-      %given : int[] = prim::unchecked_cast(%stride.1)
-      -> (%given)
-"""
-_ADAPTIVE = "%input : Tensor, %output_size : int[]"
-
-
-def _callee(name, params, op, args, results):
-    """Register ``name`` as a graph calling ``aten::<op>`` and returning its one result (1), the
-    first of its two ("first") or both as a tuple ("pair")."""
-    outs = "%v : Tensor" if results == 1 else "%v : Tensor, %i : Tensor"
-    body = _STRIDE_OR_EMPTY if "%stride.1" in params else ""
-    tail = "  %r : (Tensor, Tensor) = prim::TupleConstruct(%v, %i)\n  return (%r)" \
-        if results == "pair" else "  return (%v)"
-    register_function(name, parse_graph(
-        f"graph({params}):\n{body}  {outs} = aten::{op}({args})\n{tail}\n"))
-
-
-for _n in (1, 2):
-    _callee(f"_max_pool{_n}d", _POOL_PARAMS, f"max_pool{_n}d", _POOL_ARGS, 1)
-    _callee(f"max_pool{_n}d_with_indices", _POOL_PARAMS, f"max_pool{_n}d_with_indices",
-            _POOL_ARGS, "pair")
-    for _fn, _results in ((f"_adaptive_max_pool{_n}d", "first"),
-                          (f"adaptive_max_pool{_n}d_with_indices", "pair")):
-        _callee(_fn, f"{_ADAPTIVE}, %return_indices : bool", f"adaptive_max_pool{_n}d",
-                "%input, %output_size", _results)
-_callee("adaptive_avg_pool2d", _ADAPTIVE, "adaptive_avg_pool2d", "%input, %output_size", 1)

@@ -64,6 +64,10 @@ NN_FUNCTIONS: Tuple[str, ...] = (
     # glu and normalization (ops/normalization.py), with batch_norm's training-mode check
     "glu", "layer_norm", "batch_norm", "group_norm", "_verify_batch_size", "instance_norm",
     "_verify_spatial_size",
+    # pooling (ops/conv_pool.py): the functions F.max_pool2d & co. dispatch to
+    "_max_pool1d", "_max_pool2d", "max_pool1d_with_indices", "max_pool2d_with_indices",
+    "adaptive_avg_pool2d", "_adaptive_max_pool1d", "_adaptive_max_pool2d",
+    "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
     # embedding, padding, normalize, and the losses (ops/losses.py) with the reduction-argument
     # helpers of torch.nn._reduction they call (REDUCTION_HELPERS)
     "embedding", "pad", "normalize", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
