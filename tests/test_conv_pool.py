@@ -397,20 +397,23 @@ class Net(nn.Module):
         self.gap = nn.AdaptiveAvgPool2d(1)
         self.c1 = nn.Conv1d(8, 4, 2)
         self.fc = nn.Linear(4, 3)
+        self.up = nn.ConvTranspose2d(8, 2, 3, stride=2, padding=1, output_padding=1)
 
     def forward(self, x):
         y = self.pool(self.relu(self.bn(self.conv(x))))
         y = self.avg(torch.relu(self.dw(y)))
+        up = torch.sigmoid(self.up(y))
         y = self.gap(y).flatten(2)
-        return self.fc(torch.flatten(self.c1(torch.cat([y, y], 2)), 1))
+        return self.fc(torch.flatten(self.c1(torch.cat([y, y], 2)), 1)), up
 '''
 
 
 @pytest.mark.parametrize("capture", ["script", "freeze", "trace"])
 def test_cnn_module_saved_by_pytorch(torch, tmp_path, capture):
     """nn.Conv2d / BatchNorm2d (eval) / ReLU / MaxPool2d / AvgPool2d / AdaptiveAvgPool2d /
-    Conv1d, saved by ``torch.jit.save`` and loaded by ``torchlike.jit.load`` (weights travel
-    in the archive), fused and not."""
+    Conv1d / ConvTranspose2d, saved by ``torch.jit.save`` and loaded by ``torchlike.jit.load``
+    (weights travel in the archive), fused and not.  (A scripted ConvTranspose2d indexes the
+    list literal its _output_padding is called with by a loop variable: ``stride[d]``.)"""
     torch.manual_seed(0)
     m = program_module(tmp_path, f"conv_pool_net_{capture}", MODULE).Net().eval()
     with torch.no_grad():

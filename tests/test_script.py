@@ -673,3 +673,22 @@ def test_max_min_with_a_dim_give_values_and_indices():
             x.max(), np.maximum(x, x * np.float32(2.0)))
     for got, w in zip(f(x), want, strict=True):
         np.testing.assert_array_equal(got, w)
+
+
+def _list_literal_by_loop_index(x, n: int):
+    t = 0
+    for d in range(3):
+        t = t + [1, 2, 4][d]
+    s = [3, 5]
+    return x * t + s[n]
+
+
+def test_a_list_literal_indexed_by_a_variable():
+    """``[1, 2, 4][d]`` with ``d`` a loop variable, ``s[n]`` with ``n`` an argument: the list
+    becomes a value and ``aten::__getitem__`` reads it (a saved nn.ConvTranspose2d's
+    ``_output_padding`` does this with the ``stride`` list it is called with)."""
+    f = jit.script(_list_literal_by_loop_index)
+    assert "aten::__getitem__" in str(f.graph)
+    x = np.ones(2, np.float32)
+    np.testing.assert_array_equal(f(x, 1), x * 7 + 5)
+    np.testing.assert_array_equal(f(x, -2), x * 7 + 3)

@@ -197,6 +197,10 @@ class ExpressionLowering(ModuleLowering, GraphBuilder):
                     raise self.error(f"index {i} is out of range for {base.type}", e)
                 return self.create("prim::TupleIndex", [base, self.const(i)], [elems[i]],
                                    e).output()
+        if isinstance(base, Seq) and base.kind == "list" and idx.type == INT:
+            # a list literal indexed by a loop variable (``stride[d]`` in nn.ConvTranspose2d's
+            # _output_padding, called with ``[1, 1]``): the list as a value
+            base = self.materialize(base, e.value)
         if isinstance(base, Value) and isinstance(base.type, ListType) and idx.type == INT:
             return self.create("aten::__getitem__", [base, idx], [base.type.elem], e).output()
         raise self.error("indexing is only supported for tuples and lists (tensor indexing and "
