@@ -116,6 +116,25 @@ def test_three_d_convolutions_match_torch(torch):
           F.conv_transpose3d(t(x), t(wt), None, 2, 1, 1, 2, 1), np.float32)
 
 
+def test_three_d_pooling_matches_torch(torch):
+    F = torch.nn.functional
+    x = randn(2, 3, 7, 6, 5)
+    x[0, 1, 2, 2, 2] = np.nan
+    t = torch.from_numpy(x)
+    for k, s, p, d, c in [(3, 2, 1, 1, False), (2, 1, 0, 2, True),
+                          ((3, 2, 2), (2, 1, 2), (1, 0, 1), 1, True)]:
+        check(tl.max_pool3d(x, k, s, p, d, c), F.max_pool3d(t, k, s, p, d, c), np.float32)
+        check(tl.max_pool3d_with_indices(x, k, s, p, d, c),
+              F.max_pool3d(t, k, s, p, d, c, return_indices=True), np.float32)
+        check(tl.avg_pool3d(x, k, s, p, c, True, None), F.avg_pool3d(t, k, s, p, c, True),
+              np.float32)
+        check(tl.avg_pool3d(x, k, s, p, c, False, 3), F.avg_pool3d(t, k, s, p, c, False, 3),
+              np.float32)
+    check(tl.adaptive_max_pool3d(x, [3, 2, 4]), F.adaptive_max_pool3d(t, (3, 2, 4), True),
+          np.float32)
+    check(tl.adaptive_avg_pool3d(x, [2, 3, 2]), F.adaptive_avg_pool3d(t, (2, 3, 2)), np.float32)
+
+
 # (dims, in, out, kernel, stride, padding, output_padding, groups, dilation, length)
 TRANSPOSED = [(2, 4, 6, 3, 2, 1, 1, 2, 1, 5), (1, 3, 2, 4, 3, 0, 2, 1, 1, 7),
               (2, 2, 4, 3, 1, 2, 0, 2, 2, 6), (1, 4, 4, 2, 2, 3, 1, 4, 1, 5),

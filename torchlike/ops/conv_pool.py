@@ -15,9 +15,9 @@
   the gradient of.  An im2col gather -- a strided window view of the padded input, copied
   once -- then one matmul per group; float16 accumulates in float32 and integers in int64,
   rounded or wrapped back to the input's dtype as PyTorch's CPU kernels do;
-* pooling: ``max_pool1d/2d`` (``-inf`` padding, NaN wins) and their ``_with_indices`` forms,
-  ``avg_pool1d/2d`` (``count_include_pad``, ``divisor_override``; int64 truncates), and the
-  adaptive ``avg`` (1-3d) and ``max`` pools, ATen's bins ``[floor(i*L/o), ceil((i+1)*L/o))``;
+* pooling: ``max_pool1d/2d/3d`` (``-inf`` padding, NaN wins) and their ``_with_indices``
+  forms, ``avg_pool1d/2d/3d`` (``count_include_pad``, ``divisor_override``; int64 truncates),
+  and the adaptive ``avg`` and ``max`` pools (1-3d), ATen's bins ``[floor(i*L/o), ceil((i+1)*L/o))``;
 * ``F.max_pool2d`` & co. are Python functions that a scripted caller reaches through
   ``prim::CallFunction`` (``_max_pool2d``, ``adaptive_avg_pool2d``, ...): PyTorch's own graphs
   of them are in the nn function table (``ops/nn_functions.py``), so the interpreter runs them
@@ -291,7 +291,8 @@ def _pool_bad(name, n, what):
     if n == 1:
         return lambda got: (f"{name}() {what} must be an int, list of ints or tuple of ints of "
                             f"size 1 but got {got}")
-    return lambda got: f"{name}: {what} must either be a single int, or a tuple of two ints"
+    count = "two" if n == 2 else "three"
+    return lambda got: f"{name}: {what} must either be a single int, or a tuple of {count} ints"
 
 
 def _pool_geometry(name, n, spatial, kernel_size, stride, padding, dilation, ceil_mode):
@@ -499,7 +500,7 @@ def _infer_adaptive(n, outputs):
 
 
 _MAX = "int[{n}] stride=[], int[{n}] padding={zero}, int[{n}] dilation={one}, bool ceil_mode=False"
-for _n in (1, 2):
+for _n in (1, 2, 3):
     _kernel = f"Tensor self, int[{_n}] kernel_size"
     _max = _MAX.format(n=_n, zero=[0] * _n, one=[1] * _n)
     defop(f"aten::max_pool{_n}d", f"{_kernel}, {_max}",
@@ -510,11 +511,9 @@ for _n in (1, 2):
           infer=_infer_pool(_n, f"max_pool{_n}d", 4, 5, 2))
     defop(f"aten::avg_pool{_n}d", f"{_kernel}, int[{_n}] stride=[], int[{_n}] padding="
           f"{[0] * _n}, bool ceil_mode=False, bool count_include_pad=True"
-          + (", int? divisor_override=None" if _n == 2 else ""),
+          + (", int? divisor_override=None" if _n >= 2 else ""),
           _avg_pool(_n, f"avg_pool{_n}d"), infer=_infer_pool(_n, f"avg_pool{_n}d", None, 4, 1))
     defop(f"aten::adaptive_avg_pool{_n}d", f"Tensor self, int[{_n}] output_size",
           _adaptive(_n, "avg"), infer=_infer_adaptive(_n, 1))
     defop(f"aten::adaptive_max_pool{_n}d", f"Tensor self, int[{_n}] output_size",
           _adaptive(_n, "max"), num_outputs=2, infer=_infer_adaptive(_n, 2))
-defop("aten::adaptive_avg_pool3d", "Tensor self, int[3] output_size", _adaptive(3, "avg"),
-      infer=_infer_adaptive(3, 1))  # F.interpolate's mode="area" on volumes (ops/resample.py)
