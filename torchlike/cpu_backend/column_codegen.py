@@ -266,9 +266,7 @@ class ColumnRenderer(RowRenderer):
         setup = self.uniform_lines() + (["for j in range(W):"] + ind(first) if first else [])
         parts = self.pass_parts(1)
         finish = ["for j in range(W):"] + ind(parts.after) + self.column_stores()
-        unit = ["tl_wide_vectors()", "o = uu // nb", "jlo = (uu - o * nb) * ic",
-                "W = min(I, jlo + ic) - jlo", "obase = o * I + jlo"]
-        unit += [f"{name} = np.empty(W, {dt})" for name, dt in self.arrays.items()] + setup
+        unit = self.unit_head("uu") + setup
         acc = parts.accumulators
         rng = "prange" if self.parallel else "range"
         head = [f"ic = min(I, {_COLUMNS_PER_UNIT})", "nb = (I + ic - 1) // ic", "nu = O * nb",
@@ -306,11 +304,15 @@ class ColumnRenderer(RowRenderer):
         # enough units for the threads, each a block of columns that stays in cache
         head += [f"ic = min(max(64, ((I + 7) // 8 + 15) // 16 * 16), {_COLUMNS_PER_UNIT})",
                  "nb = (I + ic - 1) // ic", "nu = O * nb"]
-        unit = ["tl_wide_vectors()", "o = u // nb", "jlo = (u - o * nb) * ic",
-                "W = min(I, jlo + ic) - jlo", "obase = o * I + jlo"]
-        unit += [f"{name} = np.empty(W, {dt})" for name, dt in self.arrays.items()]
         rng = "prange" if self.parallel else "range"
-        return head + [f"for u in {rng}(nu):"] + ["    " + s for s in unit + body]
+        return head + [f"for u in {rng}(nu):"] + ["    " + s for s in self.unit_head("u") + body]
+
+    def unit_head(self, u: str) -> List[str]:
+        """The start of unit ``u`` (an index over outer index x column block): its outer index
+        ``o``, columns ``[jlo, jlo + W)`` and per-column arrays (all rendered by then)."""
+        return (["tl_wide_vectors()", f"o = {u} // nb", f"jlo = ({u} - o * nb) * ic",
+                 "W = min(I, jlo + ic) - jlo", "obase = o * I + jlo"]
+                + [f"{name} = np.empty(W, {dt})" for name, dt in self.arrays.items()])
 
 
 def render(spec: GroupSpec, key_hash: str, header: str) -> KernelSource:

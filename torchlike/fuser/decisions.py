@@ -27,7 +27,8 @@ from typing import Iterator, List, Optional, Tuple
 from ..ir.graph import Node
 from . import config
 
-__all__ = ["Decision", "REFUSED", "GROUPED", "TOO_SMALL", "RECOMPUTED", "recording", "wanted", "report"]
+__all__ = ["Decision", "REFUSED", "GROUPED", "TOO_SMALL", "RECOMPUTED", "recording", "wanted",
+           "report"]
 
 REFUSED = "refused"        # ``node`` may not join a group: ``reason``
 GROUPED = "grouped"        # ``node`` is the new prim::FusionGroup holding ``members``
@@ -43,8 +44,8 @@ class Decision:
     """One decision: ``action`` (``REFUSED``, ``GROUPED``, ``TOO_SMALL`` or ``RECOMPUTED``), the
     ``node`` it is about (the refused node, the group node, the node whose value a group
     recomputes; None for ``TOO_SMALL``), the ``members`` of a region (in order; for
-    ``RECOMPUTED`` the ops recomputed), ``ops`` (how many of them compute: chunks and unpacks do not count) and
-    ``reason`` (why refused, or why a region was too small)."""
+    ``RECOMPUTED`` the ops recomputed), ``ops`` (how many of them compute: chunks and unpacks
+    do not count) and ``reason`` (why refused, or why a region was too small)."""
 
     action: str
     node: Optional[Node] = None
@@ -62,8 +63,8 @@ class Decision:
             return (f"formed prim::FusionGroup of {self.ops} op(s) -> {outputs}: "
                     + ", ".join(m.kind for m in self.members))
         if self.action == RECOMPUTED:
-            return (f"recomputed {self.node.describe()} in a group that reads it ({self.reason}): "
-                    + ", ".join(m.kind for m in self.members))
+            return (f"recomputed {self.node.describe()} in a group that reads it "
+                    f"({self.reason}): " + ", ".join(m.kind for m in self.members))
         return (f"not grouped ({self.reason}): "
                 + ", ".join(m.describe() for m in self.members))
 

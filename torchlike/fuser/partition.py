@@ -412,10 +412,12 @@ class _BlockPartition:
             # backward with the row sums' group reading the same tensor between them.
             items = list(dict.fromkeys(self.owner[n] for n in nodes if self.owner[n].alive))
             for i in range(len(items) - 1, 0, -1)[:HORIZONTAL_REACH]:
+                sig = _reduced(items[i]) if items[i].alive else set()
+                if not sig:
+                    continue
                 for j in range(i - 1, max(-1, i - 1 - HORIZONTAL_REACH), -1):
-                    if items[i].alive and items[j].alive and _reduced(items[i]) and _reduced(
-                            items[i]) == _reduced(items[j]) and self.try_merge(items[j],
-                                                                               items[i]):
+                    if items[j].alive and _reduced(items[j]) == sig \
+                            and self.try_merge(items[j], items[i]):
                         break
         self.moved = []
 

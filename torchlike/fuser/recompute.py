@@ -110,24 +110,24 @@ def recompute_shared(part) -> bool:
     changed = False
     for item in sorted((it for it in part.items if it.alive and it.fusible), key=lambda i: i.key):
         members = set(item.members)
+        recomputed = False
         for node in list(item.members):
-            if node not in members:
-                continue
             for out in node.outputs:
                 readers = {part.owner[u] for u in part.users[out]} - {item}
-                for reader in sorted(readers, key=lambda i: i.key):
-                    if reader.fusible and reader.alive and _recompute_in(part, out, members,
-                                                                         reader):
-                        changed = True
-        if changed:
+                readers = sorted((r for r in readers if r.fusible and r.alive),
+                                 key=lambda i: i.key)
+                cone = _cone(out, members) if readers else None
+                for reader in readers if cone is not None else ():
+                    recomputed |= _recompute_in(part, out, cone, reader)
+        if recomputed:
             _drop_dead(part, item)
+        changed |= recomputed
     return changed
 
 
-def _recompute_in(part, out: Value, members: Set[Node], reader) -> bool:
-    cone = _cone(out, members)
-    if cone is None:
-        return False
+def _recompute_in(part, out: Value, cone: List[Node], reader) -> bool:
+    """Clone ``cone`` (computing ``out``) into ``reader`` if that adds at most one full-size
+    read; the reader's uses of ``out`` then read the clone."""
     inside = set(cone)
     leaves = list(dict.fromkeys(v for n in cone for v in n.inputs if v.node not in inside))
     already = {v for m in reader.members for v in m.inputs}
@@ -194,10 +194,7 @@ def dedupe(part) -> None:
 def _drop_dead(part, item) -> None:
     """Remove the members of ``item`` nothing uses any more (latest first)."""
     for node in sorted(item.members, key=part.index.__getitem__, reverse=True):
-        if node.kind == "prim::ListUnpack" or any(part.users[o] or o in part.returned
-                                                   for o in node.outputs):
-            continue
-        if not _cheap(node):
+        if not _cheap(node) or any(part.users[o] or o in part.returned for o in node.outputs):
             continue
         item.members.remove(node)
         for v in node.inputs:

@@ -17,7 +17,8 @@
   rounded or wrapped back to the input's dtype as PyTorch's CPU kernels do;
 * pooling: ``max_pool1d/2d/3d`` (``-inf`` padding, NaN wins) and their ``_with_indices``
   forms, ``avg_pool1d/2d/3d`` (``count_include_pad``, ``divisor_override``; int64 truncates),
-  and the adaptive ``avg`` and ``max`` pools (1-3d), ATen's bins ``[floor(i*L/o), ceil((i+1)*L/o))``;
+  and the adaptive ``avg`` and ``max`` pools (1-3d), ATen's bins
+  ``[floor(i*L/o), ceil((i+1)*L/o))``;
 * ``F.max_pool2d`` & co. are Python functions that a scripted caller reaches through
   ``prim::CallFunction`` (``_max_pool2d``, ``adaptive_avg_pool2d``, ...): PyTorch's own graphs
   of them are in the nn function table (``ops/nn_functions.py``), so the interpreter runs them
@@ -33,19 +34,15 @@ import math
 
 import numpy as np
 
-from .registry import defop
+from .registry import defop, is_int_literal
 from .tensor_common import arg, compute_dtype, like, tensor_in
-
-
-def _is_int(v) -> bool:
-    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
 
 
 def _ints(value, n, bad):
     """An ``int[n]`` argument (an int, or a list of 1 or n ints) as an n-tuple; otherwise a
     RuntimeError with the message ``bad(value)``."""
-    vals = [value] if _is_int(value) else value
-    if not isinstance(vals, (list, tuple)) or not all(_is_int(v) for v in vals) \
+    vals = [value] if is_int_literal(value) else value
+    if not isinstance(vals, (list, tuple)) or not all(is_int_literal(v) for v in vals) \
             or len(vals) not in (1, n):
         raise RuntimeError(bad(value))
     return tuple(int(v) for v in vals) * (n if len(vals) == 1 else 1)
@@ -468,7 +465,7 @@ def _adaptive(n, kind):
 
 def _const_ints(node, i):
     v = arg(node, i)
-    return v if isinstance(v, (list, tuple)) or _is_int(v) else None
+    return v if isinstance(v, (list, tuple)) or is_int_literal(v) else None
 
 
 def _infer_pool(n, name, dilation_at, ceil_at, outputs):
@@ -491,7 +488,7 @@ def _infer_pool(n, name, dilation_at, ceil_at, outputs):
 def _infer_adaptive(n, outputs):
     def infer(node, types):
         x, size = tensor_in(types), _const_ints(node, 1)
-        size = [size] if _is_int(size) else size
+        size = [size] if is_int_literal(size) else size
         shape = None
         if x.rank in (n + 1, n + 2) and size is not None and len(size) == n:
             shape = tuple(x.shape[:-n]) + tuple(size)

@@ -6,7 +6,7 @@ import numpy as np
 
 from .functions import register_function
 from .registry import OpDef, defop, register
-from .tensor_common import broadcast_shapes, compute_dtype, like, tensor_in
+from .tensor_common import array_module_of, broadcast_shapes, compute_dtype, like, tensor_in
 
 # -- matmul --------------------------------------------------------------------------------------
 
@@ -131,9 +131,7 @@ def _functional_norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=No
     not print), with (input, p, dim, keepdim, out, dtype)."""
     if out is not None:
         raise RuntimeError("torch.norm: out= is not supported")
-    xp = np
-    if type(input).__module__.startswith("cupy"):
-        import cupy as xp
+    xp = array_module_of(input)
     if p is None:
         p = "fro"
     if p == "nuc" and dim is None:

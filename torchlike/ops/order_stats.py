@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir.types import INT, TensorType
+from ..ir.types import DTYPE_TO_SCALAR_NAME, TensorType
 from .registry import defop
-from .tensor_common import arg, like, tensor_in, wrap_dim
+from .tensor_common import arg, dim_overload_outputs, like, tensor_in, wrap_dim
 
 # -- medians ---------------------------------------------------------------------------------
 
@@ -40,9 +40,10 @@ def _median(skip_nan: bool):
         if a.ndim == 0:
             return x.copy() if full else (x.copy(), xp.zeros((), np.int64))
         if a.shape[d] == 0:
+            if full and x.dtype.kind == "f":
+                return xp.asarray(np.nan, dtype=x.dtype)
             if full:
-                return xp.asarray(np.nan, dtype=x.dtype) if x.dtype.kind == "f" else \
-                    _empty_error(name)
+                raise RuntimeError(f"{name}() input tensor cannot be empty")
             raise IndexError(f"{name}(): Expected reduction dim {dim} to have non-zero size.")
         order = xp.argsort(a, axis=d, kind="stable")          # NaN sorts last
         nan = xp.isnan(a) if a.dtype.kind == "f" else xp.zeros(a.shape, bool)
@@ -61,15 +62,6 @@ def _median(skip_nan: bool):
             values, idx = xp.squeeze(values, d), xp.squeeze(idx, d)
         return values, idx.astype(np.int64)
     return impl
-
-
-def _empty_error(name):
-    raise RuntimeError(f"{name}() input tensor cannot be empty")
-
-
-def _median_outputs(types) -> int:
-    """median.dim (an int dim) returns (values, indices); median(x) one 0-d tensor."""
-    return 2 if len(types) >= 2 and types[1] == INT else 1
 
 
 def _infer_median(node, types):
@@ -142,17 +134,13 @@ def _cum_extreme(kind: str):
 def _logcumsumexp(xp, x, dim):
     if x.dtype.kind != "f":
         raise NotImplementedError(f'"logcumsumexp_out_cpu" not implemented for '
-                                  f"'{_TORCH_NAMES.get(str(x.dtype), str(x.dtype))}'")
+                                  f"'{DTYPE_TO_SCALAR_NAME.get(str(x.dtype), x.dtype)}'")
     d = wrap_dim(dim, max(x.ndim, 1))
     if x.ndim == 0:
         return x.copy()
     acc = "float32" if x.dtype == np.float16 else x.dtype
     with np.errstate(invalid="ignore"):
         return xp.logaddexp.accumulate(x.astype(acc), axis=d).astype(x.dtype)
-
-
-_TORCH_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
-                "uint8": "Byte", "bool": "Bool"}
 
 
 def _infer_pair(node, types):
@@ -210,7 +198,7 @@ def _infer_search(values_at: int):
 
 for _name, _skip in (("median", False), ("nanmedian", True)):
     defop(f"aten::{_name}", "Tensor self, int? dim=None, bool keepdim=False", _median(_skip),
-          category="reduction", num_outputs=None, output_count=_median_outputs,
+          category="reduction", num_outputs=None, output_count=dim_overload_outputs,
           infer=_infer_median)
 for _name, _skip in (("quantile", False), ("nanquantile", True)):
     defop(f"aten::{_name}", "Tensor self, Tensor q, int? dim=None, bool keepdim=False, "

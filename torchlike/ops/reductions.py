@@ -12,7 +12,7 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
-from ..ir.types import BOOL, INT, SCALAR_TYPE_ENUM, TensorType
+from ..ir.types import BOOL, SCALAR_TYPE_ENUM, TensorType
 from .dtypes import Priority, is_bool, is_float, is_int, result_type
 from .registry import defop
 from .tensor_common import (
@@ -20,6 +20,7 @@ from .tensor_common import (
     arg,
     broadcast_shapes,
     compute_dtype,
+    dim_overload_outputs,
     dims_list,
     dtype_arg,
     known_dim,
@@ -293,17 +294,12 @@ def _binary_form(kind):
     return overload
 
 
-def _max_min_outputs(types) -> int:
-    """max.dim / min.dim (an int dim) return (values, indices); max(x) and max(x, other) one."""
-    return 2 if len(types) >= 2 and types[1] == INT else 1
-
-
 defop("aten::max", "Tensor self, int? dim=None, bool keepdim=False", _max_min("max"),
       category="reduction", num_outputs=None, infer=_infer_max_min,
-      output_count=_max_min_outputs, elementwise_overload=_binary_form("aten::maximum"))
+      output_count=dim_overload_outputs, elementwise_overload=_binary_form("aten::maximum"))
 defop("aten::min", "Tensor self, int? dim=None, bool keepdim=False", _max_min("min"),
       category="reduction", num_outputs=None, infer=_infer_max_min,
-      output_count=_max_min_outputs, elementwise_overload=_binary_form("aten::minimum"))
+      output_count=dim_overload_outputs, elementwise_overload=_binary_form("aten::minimum"))
 defop("aten::argmax", "Tensor self, int? dim=None, bool keepdim=False", _argmax_like("argmax"),
       category="reduction", infer=_infer_argmax)
 defop("aten::argmin", "Tensor self, int? dim=None, bool keepdim=False", _argmax_like("argmin"),

@@ -30,7 +30,7 @@ from ..errors import UnsupportedOpError
 from ..ir.types import DTYPE_TO_SCALAR_NAME
 from .functions import register_function
 from .registry import defop, lookup
-from .tensor_common import UNKNOWN, arg, like, tensor_in
+from .tensor_common import UNKNOWN, arg, array_module_of, like, tensor_in
 
 _AXES = ("W",), ("H", "W"), ("D", "H", "W")   # the size-check message's names, per rank
 
@@ -280,9 +280,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     """``torch.nn.functional.interpolate``: its argument checks and its rules for the output
     size (a scale factor gives floor(in * s); it is also the kernel's scale unless
     ``recompute_scale_factor``), then the kernel of the mode."""
-    xp = np
-    if type(input).__module__.startswith("cupy"):
-        import cupy as xp
+    xp = array_module_of(input)
     if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
             raise ValueError("align_corners option can only be set with the interpolating "

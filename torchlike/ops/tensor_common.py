@@ -19,7 +19,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ..errors import UnsupportedOpError
-from ..ir.types import SCALAR_TYPE_ENUM, TENSOR, TensorType, Type
+from ..ir.types import INT, SCALAR_TYPE_ENUM, TENSOR, TensorType, Type
 
 UNKNOWN = object()  # an argument whose value is not known while inferring types
 
@@ -153,3 +153,18 @@ def broadcast_shapes(a: Sequence[Optional[int]], b: Sequence[Optional[int]]) -> 
 
 def infer_same(node, types):
     return [like(tensor_in(types))]
+
+
+def dim_overload_outputs(types) -> int:
+    """``OpDef.output_count`` of ops whose ``.dim`` overload (an int dim) returns (values,
+    indices) and whose other overloads one tensor: max/min, median."""
+    return 2 if len(types) >= 2 and types[1] == INT else 1
+
+
+def array_module_of(x):
+    """numpy, or cupy for a cupy array: the function table's callables (``register_function``)
+    get the runtime arguments, not the interpreter's ``xp``."""
+    if type(x).__module__.startswith("cupy"):
+        import cupy
+        return cupy
+    return np

@@ -181,11 +181,9 @@ def _take_along_dim(xp, x, indices, dim=None):
                            f"number of dimensions, but got {x.ndim} dimensions for input, and "
                            f"{indices.ndim} dimensions for indices")
     # the other dims broadcast, as PyTorch's
-    other = lambda a, b: tuple(max(p, q) if i != d else s  # noqa: E731
-                               for i, (p, q, s) in enumerate(zip(a, b, a)))
-    shape_x = other(x.shape, indices.shape)
-    shape_i = tuple(s if i == d else m for i, (s, m) in
-                    enumerate(zip(indices.shape, shape_x)))
+    shape_x = tuple(n if i == d else max(n, m)
+                    for i, (n, m) in enumerate(zip(x.shape, indices.shape)))
+    shape_i = tuple(m if i == d else n for i, (n, m) in enumerate(zip(shape_x, indices.shape)))
     return xp.take_along_axis(xp.broadcast_to(x, shape_x),
                               xp.broadcast_to(indices, shape_i).astype(np.int64), axis=d)
 
