@@ -186,7 +186,17 @@ def test_types_print_back_as_pytorch_does():
     assert str(TensorType("float64", ())) == "Double()"
 
 
-@pytest.mark.parametrize("bad", ["Flot(3)", "Dict(str, Tensor)", "Float(3, x)",
+def test_union_and_dict_types_parse_and_print_back():
+    # F.lp_pool2d's norm_type prints as Union(float, int); a Dict[str, Tensor] as Dict(...)
+    text = ("graph(%p : Union(float, int),\n      %d : Dict(str, Tensor),\n"
+            "      %o : Union(Tensor, NoneType)?):\n  return (%p)\n")
+    g = parse_graph(text)
+    assert [str(v.type) for v in g.inputs] == ["Union(float, int)", "Dict(str, Tensor)",
+                                               "Union(Tensor, NoneType)?"]
+    assert str(g) == text
+
+
+@pytest.mark.parametrize("bad", ["Flot(3)", "Dict(str)", "Union()", "Float(3, x)",
                                  "Float(3, strides=[1, 1])", "Float(3, colour=red)", "MyCell"])
 def test_bad_types_raise(bad):
     with pytest.raises(ParseError, match="bad type|expected"):

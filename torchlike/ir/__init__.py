@@ -27,11 +27,13 @@ from .types import (
                     STR,
                     TENSOR,
                     ClassType,
+                    DictType,
                     ListType,
                     OptionalType,
                     TensorType,
                     TupleType,
                     Type,
+                    UnionType,
                     tensor_type_of,
                     type_of_python_value,
 )
@@ -39,5 +41,6 @@ from .types import (
 __all__ = ["Block", "Graph", "Node", "Value", "clone_graph", "ParseError", "SUBGRAPH_ATTR",
            "UnknownTensorValue", "parse_graph",
            "ANY", "BOOL", "DEVICE", "FLOAT", "INT", "NONE", "NUMBER", "STR", "TENSOR",
-           "ClassType", "ListType", "OptionalType", "TensorType", "TupleType", "Type",
+           "ClassType", "DictType", "ListType", "OptionalType", "TensorType", "TupleType", "Type",
+           "UnionType",
            "tensor_type_of", "type_of_python_value"]

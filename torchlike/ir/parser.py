@@ -34,11 +34,13 @@ from .types import (
     BOOL,
     SCALAR_NAME_TO_DTYPE,
     ClassType,
+    DictType,
     ListType,
     OptionalType,
     TensorType,
     TupleType,
     Type,
+    UnionType,
     named_type,
 )
 
@@ -287,6 +289,19 @@ class _Parser(Cursor):
         if not m:
             raise self.error(f"bad type: expected a type, found {self.found()}")
         name = m.group()
+        if name in ("Union", "Dict") and self.s.startswith("(", m.end()):
+            self.i = m.end() + 1
+            elems = [self.type()]
+            while not self.accept(")"):
+                if not self.accept(","):
+                    raise self.expected(f"',' or ')' in {name}(...) type")
+                elems.append(self.type())
+            if name == "Union":
+                return UnionType(tuple(elems))
+            if len(elems) != 2:
+                raise self.error(f"bad type: Dict takes a key and a value type, found "
+                                 f"{len(elems)} types", at)
+            return DictType(elems[0], elems[1])
         dtype, rank_known = _tensor_head(name)
         if dtype != "":
             self.i = m.end()

@@ -141,6 +141,28 @@ class OptionalType(Type):
 
 
 @dataclass(frozen=True)
+class UnionType(Type):
+    """One of several types, as PyTorch prints ``Union[float, int]``: ``Union(float, int)``
+    (F.lp_pool2d's ``norm_type``)."""
+
+    elems: Tuple[Type, ...]
+
+    def __str__(self) -> str:
+        return "Union(" + ", ".join(str(e) for e in self.elems) + ")"
+
+
+@dataclass(frozen=True)
+class DictType(Type):
+    """``Dict(str, Tensor)``: a dictionary's key and value types."""
+
+    key: Type
+    value: Type
+
+    def __str__(self) -> str:
+        return f"Dict({self.key}, {self.value})"
+
+
+@dataclass(frozen=True)
 class ClassType(Type):
     """A TorchScript class or module, e.g. ``__torch__.MyCell``; attributes come from the object."""
 

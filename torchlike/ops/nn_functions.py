@@ -72,6 +72,16 @@ NN_FUNCTIONS: Tuple[str, ...] = (
     # helpers of torch.nn._reduction they call (REDUCTION_HELPERS)
     "embedding", "pad", "normalize", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
     "cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
+    "kl_div", "margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss",
+    "multilabel_soft_margin_loss", "poisson_nll_loss", "cosine_embedding_loss",
+    "triplet_margin_loss", "multi_margin_loss", "multilabel_margin_loss",
+    # more normalization and pooling: rms_norm (aten::rms_norm, ops/normalization.py), 3-d max
+    # pooling's dispatch targets, power-average pooling, F.unfold / F.fold
+    "rms_norm", "local_response_norm", "_max_pool3d", "max_pool3d_with_indices", "lp_pool1d",
+    "lp_pool2d", "lp_pool3d", "unfold", "fold",
+    # nn.MultiheadAttention's forward and the helpers its graph calls
+    "multi_head_attention_forward", "_canonical_mask", "_none_or_dtype", "_mha_shape_check",
+    "_in_projection_packed", "_in_projection",
 )
 # torch.nn._reduction's functions the losses' graphs call
 REDUCTION_HELPERS: Tuple[str, ...] = ("get_enum", "legacy_get_string", "legacy_get_enum")
