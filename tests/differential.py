@@ -55,6 +55,8 @@ IN_CI = os.environ.get("CI") == "true"  # there a missing compiler fails instead
 # Attribute variants: ops whose attributes are required or worth varying.  Every other op runs
 # with its schema defaults (a required attribute without an entry gets a plain value).
 ATTRS: Dict[str, List[Dict[str, Any]]] = {
+    # the lowering's check of a layer norm's input (-1: the input's own last size)
+    "torchlike::norm_input": [{"normalized_shape": [-1], "op": "layer_norm"}],
     "aten::div": [{"rounding_mode": None}, {"rounding_mode": "trunc"}, {"rounding_mode": "floor"}],
     "aten::add": [{"alpha": 1}, {"alpha": 2}],
     "aten::sub": [{"alpha": 1}, {"alpha": 3}],
@@ -174,6 +176,11 @@ def subgraph(group: Any) -> Graph:
     return group if isinstance(group, Graph) else group.attrs["Subgraph"]
 
 
+# optional operands the matrix leaves out: a layer norm's weight and bias have the normalized
+# shape, not the input's
+ABSENT_OPERANDS = {"torchlike::norm_input": ("weight", "bias")}
+
+
 def op_inputs(case: OpCase, sub: Graph, x, y, z, c, dtype: str) -> List[Any]:
     """The node inputs of ``case``: operands x, y, z in order (kept operands such as ``where``'s
     condition: the bool c); attributes from the case, the schema default, or a plain value."""
@@ -182,7 +189,9 @@ def op_inputs(case: OpCase, sub: Graph, x, y, z, c, dtype: str) -> List[Any]:
     keep = kept_operands(op)
     args = []
     for p in op.params:
-        if p.is_operand:
+        if p.is_operand and p.name in ABSENT_OPERANDS.get(case.name, ()):
+            args.append(const(sub, None))
+        elif p.is_operand:
             args.append(c if p.name in keep else next(operands))
         elif p.name in case.attrs:
             args.append(const(sub, case.attrs[p.name]))

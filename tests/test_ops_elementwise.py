@@ -69,6 +69,13 @@ def torch_calls(torch):
         "aten::full_like": lambda x, v, dtype, *rest: torch.full_like(x, v, dtype=tdt(dtype)),
         "aten::type_as": lambda x, o: x.type_as(o),
         "aten::where": lambda c, a, b: torch.where(c, a, b),
+        # the lowering's helpers (passes/decompose_norms.py), in PyTorch's terms
+        "torchlike::add_dtype_eps": lambda x: x + torch.finfo(
+            torch.float64 if x.dtype == torch.float64 else torch.float32).eps,
+        "torchlike::cast_like": lambda x, o: x.type_as(o if isinstance(o, torch.Tensor)
+                                                      else torch.tensor(o)),
+        "torchlike::norm_input": lambda x, w, b, shape, op: (
+            torch.nn.functional.layer_norm(x, x.shape[-1:] if x.ndim else [1], w, b), x)[1],
     }
 
 

@@ -420,14 +420,16 @@ def _op(node: Node, values: Dict[Value, ValueInfo], used: Dict[Value, None]) -> 
 
 
 def _precheck(op, node, operands, attrs, attr_values, info) -> None:
-    """Run the op's value-dependent check on stand-ins: arrays become 0-d arrays of their
-    dtype, constants are themselves; a runtime scalar's value is unknown when compiling."""
+    """Run the op's value-dependent check on stand-ins: arrays become zeros of their dtype and
+    shape (a broadcast view of one zero: nothing is allocated), constants are themselves; a
+    runtime scalar's value is unknown when compiling."""
     def stand_in(ref):
         if ref is None:
             return None
         i = info(ref)
         if i.kind in _ARRAYS:
-            return np.zeros((), dtype=i.dtype if i.dtype != "bfloat16" else "float32")
+            zero = np.zeros((), dtype=i.dtype if i.dtype != "bfloat16" else "float32")
+            return zero if i.shape is None else np.broadcast_to(zero, i.shape)
         if i.kind == ValueKind.CONST:
             return i.const
         raise Unsupported(f"unsupported value-dependent check of {node.kind} on a runtime scalar")

@@ -77,6 +77,7 @@ from ..ops import registry
 from ..ops.dtypes import ALL_DTYPES
 from ..ops.elementwise_base import normalize_args
 from ..ops.registry import OpDef
+from ..passes.decompose_norms import decompose_norms
 from ..passes.inline_functions import inline_functions
 from ..passes.inline_groups import inline_groups
 from ..passes.remove_mutation import remove_mutation
@@ -474,8 +475,10 @@ def fuse(graph: Graph, dont_fuse: Iterable[str] = frozenset(), min_group_size: i
     (``passes.unroll_loops``), so their iterations fuse into one group.
     Calls of graph functions (``prim::CallFunction`` of ``F.relu``, ...) are inlined first
     (``passes.inline_functions``), so their ops join groups.
-    ``reductions``: row reductions join groups (see "Reductions" in the module docstring);
-    False keeps every reduction out, as the executor does when it splits a group.
+    ``reductions``: row reductions join groups (see "Reductions" in the module docstring),
+    and ``aten::layer_norm`` / ``aten::rms_norm`` are lowered to theirs first
+    (``passes.decompose_norms``); False keeps every reduction out, as the executor does when
+    it splits a group.
     """
     result = inline_functions(clone_graph(graph))  # F.relu's call -> aten::relu, fusible
     inline_groups(result)  # PyTorch's own groups (a graph printed after its fuser): regrouped
@@ -483,6 +486,8 @@ def fuse(graph: Graph, dont_fuse: Iterable[str] = frozenset(), min_group_size: i
     if unroll:
         unroll_loops(result)
     dont_fuse = frozenset(dont_fuse)
+    if reductions:
+        decompose_norms(result, dont_fuse)  # F.layer_norm -> mean, var, ...: a row kernel
     _elementwise_overloads(result, dont_fuse)
     if "aten::chunk" not in dont_fuse:
         move_chunks(result, lambda n: why_not_fusible(n, dont_fuse) is None)

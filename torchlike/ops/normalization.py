@@ -1,6 +1,8 @@
-"""``aten::glu``, ``aten::layer_norm``, ``aten::batch_norm`` and ``aten::instance_norm``: the
-ops the graphs of ``F.glu``, ``F.layer_norm``, ``F.batch_norm`` and ``F.instance_norm``
-(``ops/nn_functions.py``) end in.  Interpreted, not fused.
+"""``aten::glu``, ``aten::layer_norm``, ``aten::rms_norm``, ``aten::batch_norm`` and
+``aten::instance_norm``: the ops the graphs of ``F.glu``, ``F.layer_norm``, ``F.rms_norm``,
+``F.batch_norm`` and ``F.instance_norm`` (``ops/nn_functions.py``) end in.  Interpreted as
+such; ``passes/decompose_norms.py`` lowers layer_norm and rms_norm to a row reduction's parts
+(with ``torchlike::norm_input`` keeping their checks), which fuse.
 
 Parameters must have the input's dtype (float32 ones may go with a float16 input), as on
 PyTorch's CPU.  They compute in float64 and round once to the input's dtype (PyTorch's CPU kernels accumulate
@@ -22,13 +24,17 @@ import math
 
 import numpy as np
 
+from ..errors import ExecutionError
+from ..ir.types import DTYPE_TO_SCALAR_NAME
+from .elementwise_base import compute_dtype_of, elementwise
 from .registry import defop
 from .tensor_common import arg, infer_same, known_dim, like, tensor_in, wrap_dim
 
 
 def _float_input(name: str, x) -> None:
     if x.dtype.kind != "f":
-        raise NotImplementedError(f"\"{name}\" not implemented for '{x.dtype}'")
+        dtype = DTYPE_TO_SCALAR_NAME.get(str(x.dtype), str(x.dtype))
+        raise NotImplementedError(f"\"{name}\" not implemented for '{dtype}'")
 
 
 def _glu(xp, x, dim=-1):
@@ -78,21 +84,30 @@ def _affine(y, weight, bias):
     return y
 
 
-def _layer_norm(xp, x, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_enable=True):
-    _float_input("LayerNormKernelImpl", x)
+def _check_normalized(x, normalized_shape, weight, bias, op: str) -> tuple:
+    """PyTorch's checks of a layer norm's (``op`` "layer_norm") or an RMS norm's ("rms_norm")
+    arguments, its messages included; the normalized shape as a tuple."""
     shape = tuple(int(s) for s in normalized_shape)
     k = len(shape)
     if k == 0 or x.ndim < k or tuple(x.shape[x.ndim - k:]) != shape:
+        dims = ", ".join(map(str, shape))
+        star = "*, " if op == "layer_norm" else "*"  # rms_norm's message has no ", " (sic)
         raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
-                           f"[*, {', '.join(map(str, shape))}], but got input of size"
-                           f"{list(x.shape)}")
-    _check_params(x, (weight, bias))
+                           f"[{star}{dims}], but got input of size{list(x.shape)}")
+    if op == "layer_norm":
+        _check_params(x, (weight, bias))
     for name, p in (("weight", weight), ("bias", bias)):
         if p is not None and tuple(p.shape) != shape:
             raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got "
                                f"{name} of shape {list(p.shape)} and normalized_shape = "
                                f"{list(shape)}")
-    axes = tuple(range(x.ndim - k, x.ndim))
+    return shape
+
+
+def _layer_norm(xp, x, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_enable=True):
+    _float_input("LayerNormKernelImpl", x)
+    shape = _check_normalized(x, normalized_shape, weight, bias, "layer_norm")
+    axes = tuple(range(x.ndim - len(shape), x.ndim))
     x64 = x.astype(np.float64)
     with np.errstate(all="ignore"):
         mean = xp.mean(x64, axis=axes, keepdims=True)
@@ -104,6 +119,75 @@ def _layer_norm(xp, x, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn
 defop("aten::layer_norm", "Tensor input, int[] normalized_shape, Tensor? weight=None, "
       "Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True", _layer_norm,
       infer=infer_same)
+
+
+def _rms_norm(xp, x, normalized_shape, weight=None, eps=None):
+    """PyTorch's: ``x * rsqrt(mean(x**2) + eps) * weight`` over the trailing dims, computed in
+    float32 for float16 (in float64 here, rounded once), the result in the input's dtype
+    whatever the weight's; ``eps=None`` is the machine epsilon of that compute dtype."""
+    _float_input("rms_norm", x)
+    shape = _check_normalized(x, normalized_shape, weight, None, "rms_norm")
+    axes = tuple(range(x.ndim - len(shape), x.ndim))
+    if eps is None:
+        eps = float(np.finfo(np.float64 if x.dtype == np.float64 else np.float32).eps)
+    x64 = x.astype(np.float64)
+    with np.errstate(all="ignore"):
+        y = x64 / xp.sqrt(xp.mean(x64 * x64, axis=axes, keepdims=True) + eps)
+        if weight is not None:
+            y = y * weight.astype(np.float64)
+        return y.astype(x.dtype)
+
+
+defop("aten::rms_norm", "Tensor input, int[] normalized_shape, Tensor? weight=None, "
+      "float? eps=None", _rms_norm, infer=infer_same)
+
+
+# -- what passes/decompose_norms.py lowers layer_norm and rms_norm to ---------------------------
+
+def _check_norm_input(operands, attrs):
+    """``normalized_shape`` as the lowering wrote it: -1 is the input's own size at that dim
+    (``[x.size(-1)]``), which can only fail for a missing dim, as ``aten::size`` does."""
+    x, weight, bias = operands
+    op = attrs["op"]
+    try:
+        _float_input("LayerNormKernelImpl" if op == "layer_norm" else op, x)
+        shape, k = list(attrs["normalized_shape"]), len(attrs["normalized_shape"])
+        for i, s in enumerate(shape):
+            if s == -1:
+                if x.ndim < k - i:
+                    r = max(x.ndim, 1)
+                    raise IndexError(f"Dimension out of range (expected to be in range of "
+                                     f"[{-r}, {r - 1}], but got {i - k})")
+                shape[i] = x.shape[i - k]
+        _check_normalized(x, shape, weight, bias, op)
+    except (NotImplementedError, RuntimeError, IndexError) as e:  # typed, as the op's would be
+        raise ExecutionError(f"{type(e).__name__}: {e}") from e
+
+
+# The input of a layer norm or RMS norm lowered to its parts, checked as the op checks it (the
+# input's dtype and trailing shape, the parameters' shapes and dtypes), then passed on as is: the
+# fused kernel reads it, the weight and bias are not read.  A check that fails makes the
+# executor interpret the group, which raises the op's own error.
+elementwise("torchlike::norm_input",
+            "Tensor self, Tensor? weight, Tensor? bias, int[] normalized_shape, str op",
+            ref=lambda xp, a, w, b, normalized_shape, op: a, dtype_rule="first",
+            keep=("weight", "bias"), precheck=_check_norm_input, python_name=None,
+            numba="{self}", cuda="{self}")
+# ``self`` converted to ``other``'s dtype (an RMS norm's result has its input's dtype whatever
+# its weight's): ``type_as`` whose target is a tensor of the group, so it fuses
+elementwise("torchlike::cast_like", "Tensor self, Tensor other",
+            ref=lambda xp, a, b: a if b.shape == a.shape else
+            xp.broadcast_to(a, xp.broadcast_shapes(a.shape, b.shape)).copy(),
+            dtype_rule=lambda infos, attrs: (compute_dtype_of(infos[1][0]), infos[1][0]),
+            python_name=None, numba="{self}", cuda="{self}")
+# ``x + eps`` with an RMS norm's default eps, the machine epsilon of the compute dtype (float32
+# for float16 and bfloat16)
+elementwise("torchlike::add_dtype_eps", "Tensor self",
+            ref=lambda xp, a: a + np.finfo(a.dtype).eps, dtype_rule="float", python_name=None,
+            numba={"float64": "({self} + 2.220446049250313e-16)",
+                   "default": "({self} + np.float32(1.1920928955078125e-07))"},
+            cuda={"float64": "({self} + 2.220446049250313e-16)",
+                  "default": "({self} + 1.1920928955078125e-07f)"})
 
 
 def _per_channel(p, ndim):
