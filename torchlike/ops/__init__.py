@@ -1,6 +1,7 @@
 """The op registry and every op's entry.  Importing this package registers all ops."""
 from . import (  # noqa: F401  (registration side effects)
     activations,
+    attention,
     conv_pool,
     elementwise,
     elementwise_math,
@@ -13,6 +14,7 @@ from . import (  # noqa: F401  (registration side effects)
     inplace,
     linalg,
     losses,
+    losses_more,
     nn_functions,
     nn_ops,
     normalization,
@@ -23,6 +25,8 @@ from . import (  # noqa: F401  (registration side effects)
     resample,
     shape_ops,
     tensor_extras,
+    tensor_more,
+    tensor_more_index,
 )
 from .registry import REGISTRY, OpDef, Param, elementwise_ops, get, lookup, register
 
