@@ -276,6 +276,22 @@ def test_unprinted_tensor_constants_keep_their_text():
              "prim::Constant[value= 1.5000  2.0000 [ CPUFloatType{3} ]]()"
     node = _one_node(floats)  # rounded by PyTorch's printing: no data
     assert node.attrs["value"].data is None and f"  {floats}\n" in str(node.graph)
+    scaled = floats.replace(" 1.5000  2.0000", "1.23457e+08          1")
+    assert _one_node(scaled).attrs["value"].data is None  # 123456789 printed to 6 digits
+
+
+def test_float_tables_printed_as_integers_are_exact():
+    # PyTorch prints a float table without decimals only when every value is an integer
+    # (torch.tensor([-0., 1., nan, -inf]) in a trace)
+    node = _one_node("%1 : Float(2, 2, strides=[2, 1], requires_grad=0, device=cpu) = "
+                     "prim::Constant[value=-0  1 nan -inf [ CPUFloatType{2,2} ]]()")
+    data = node.attrs["value"].data
+    assert data.dtype == np.float32 and data.shape == (2, 2)
+    np.testing.assert_array_equal(data, np.array([[-0.0, 1.0], [np.nan, -np.inf]], np.float32))
+    assert np.signbit(data[0, 0])
+    half = _one_node("%1 : Half(2, strides=[1], requires_grad=0, device=cpu) = "
+                     "prim::Constant[value= 65504      1 [ CPUHalfType{2} ]]()")
+    assert half.attrs["value"].data.tolist() == [65504.0, 1.0]
 
 
 def test_type_list_attribute():

@@ -53,6 +53,7 @@ _GROUP_SUFFIX = re.compile(r"_(\d+)$")
 _IDENT = re.compile(r"[A-Za-z_][\w.]*")
 _ATTR_NAME = re.compile(r"[A-Za-z_]\w*")
 _INT = re.compile(r"-?\d+")
+_INT_OR_SPECIAL = re.compile(r"-?(?:\d+|nan|inf)")
 _NUMBER = re.compile(r"-?(?:inf|nan|\d+\.?\d*(?:[eE][+-]?\d+)?)(?![\w.])")
 _DEVICE = re.compile(r"[A-Za-z_]+(?::\d+)?")
 _SIMPLE_TYPE = re.compile(r"[A-Za-z_][\w.]*(?:\([^()\n]*\))?")
@@ -517,16 +518,21 @@ class _Parser(Cursor):
         return value
 
     def tensor_table(self, m: "re.Match") -> UnknownTensorValue:
-        """`` 1  2  3 [ CPULongType{3} ]``: exact data for integer/bool tables, else none."""
+        """`` 1  2  3 [ CPULongType{3} ]``: exact data for integer/bool tables and for float
+        tables PyTorch printed as integers (it does so only when every value is one: ``-1  0
+        1 [ CPUFloatType{3} ]``, NaN and infinities included), else none (``1.5000`` or
+        ``1.23457e+08`` are rounded)."""
         text = m.group()
         data = None
         dtype = SCALAR_NAME_TO_DTYPE.get(m.group(1))
         shape = tuple(int(d) for d in m.group(2).split(",") if d)
-        if dtype is not None and (dtype == "bool" or np.dtype(dtype).kind in "iu"):
+        if dtype is not None and dtype != "bfloat16":
             body = re.sub(r"\(\d+(?:,\.)+\)\s*=", " ", text[:text.rindex("[")])
             tokens = body.split()
-            if all(_INT.fullmatch(t) for t in tokens) and len(tokens) == int(np.prod(shape)):
-                data = np.array([int(t) for t in tokens], dtype=dtype).reshape(shape)
+            exact = _INT if dtype == "bool" or np.dtype(dtype).kind in "iu" else _INT_OR_SPECIAL
+            if all(exact.fullmatch(t) for t in tokens) and len(tokens) == int(np.prod(shape)):
+                parse = int if exact is _INT else float  # float("-0") is -0.0
+                data = np.array([parse(t) for t in tokens], dtype=dtype).reshape(shape)
         return UnknownTensorValue(text, data)
 
 
