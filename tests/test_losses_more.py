@@ -21,7 +21,6 @@ from graph_modes import graph_modes, program_module
 
 import torchlike as tl
 from torchlike import jit
-from torchlike.errors import ScriptError
 from torchlike.ir import parse_graph
 from torchlike.ir.types import INT, TensorType
 from torchlike.passes import infer_types
@@ -485,10 +484,6 @@ def test_autograd_free_queries():
     assert jit.run(g, np.ones(2, np.float32)) == ("cpu", False, False, False, False)
 
 
-@pytest.mark.xfail(raises=ScriptError, strict=False,
-                   reason="torchlike's scripter does not unify Tensor with Optional[Tensor] "
-                          "across an if, nor read a module's underscore attributes "
-                          "(self._qkv_same_embed_dim) when it compiles the archive's code")
 @pytest.mark.parametrize("batch_first", [False, True])
 def test_multihead_attention_module_saved_by_pytorch(torch, tmp_path, batch_first):
     """nn.MultiheadAttention (8, 2 heads, eval) scripted, saved by torch.jit.save, loaded by

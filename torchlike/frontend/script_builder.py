@@ -206,6 +206,9 @@ class GraphBuilder:
         there, replacing the ``Tensor`` guess."""
         if op is not None and op.is_elementwise:
             operands = [v for p, v in zip(op.params, inputs, strict=False) if p.is_operand]
+            lists = [v.type for v in operands if isinstance(v.type, ListType)]
+            if lists and kind == "aten::add":  # torch.add(list, list): concatenation
+                return [lists[0]]
             if operands and not any(v.type.is_tensor() for v in operands):
                 # All scalars: TorchScript scalar arithmetic, a Python scalar (see
                 # elementwise_base._scalar_call, whose result dtype this mirrors).

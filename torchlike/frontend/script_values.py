@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Literal, Optional, Protocol, Tuple
 
 from ..ir.graph import Graph, Value
-from ..ir.types import TENSOR, TupleType, Type
+from ..ir.types import NONE, TENSOR, OptionalType, TupleType, Type
 
 __all__ = ["BoundMethod", "Builtin", "Callee", "Member", "Method", "ModuleInfo", "ModuleRef",
            "ModuleValue", "ObjectRef", "OpName", "PendingType", "PythonFunction", "ScriptCallee",
@@ -234,4 +234,12 @@ def unify(a: Type, b: Type) -> Optional[Type]:
     if isinstance(a, TupleType) and isinstance(b, TupleType) and len(a.elems) == len(b.elems):
         elems = [unify(x, y) for x, y in zip(a.elems, b.elems, strict=False)]
         return None if any(e is None for e in elems) else TupleType(tuple(elems))
+    # TorchScript's unifyTypes: None and T -> T?; T and U? -> (T and U)?
+    if a == NONE or b == NONE:
+        other = b if a == NONE else a
+        return other if isinstance(other, OptionalType) else OptionalType(other)
+    if isinstance(a, OptionalType) or isinstance(b, OptionalType):
+        inner = unify(a.elem if isinstance(a, OptionalType) else a,
+                      b.elem if isinstance(b, OptionalType) else b)
+        return None if inner is None else OptionalType(inner)
     return None

@@ -32,6 +32,11 @@ def _is_array(v: Any) -> bool:
     return hasattr(v, "dtype") and hasattr(v, "shape")
 
 
+# what a ScriptModule keeps in its __dict__ for itself (not attributes of the scripted module)
+_INTERNAL = frozenset(k for k in vars(ScriptModule("_", "script")) if k.startswith("_")) | {
+    "_forward_defaults", "_archive_class", "_py_class"}
+
+
 class ModuleMembers:
     """The scripter's view of one ``ScriptModule`` (``frontend.script_values.ModuleInfo``)."""
 
@@ -53,7 +58,7 @@ class ModuleMembers:
             if child is None:
                 return Member("constant", value=None)
             return Member("module", module=ModuleMembers(child))
-        if name in sm.__dict__ and not name.startswith("_"):
+        if name in sm.__dict__ and name not in _INTERNAL:  # user attributes: _qkv_same_embed_dim
             v = sm.__dict__[name]
             if _is_array(v):
                 return Member("tensor", TENSOR)

@@ -63,6 +63,7 @@ from ..ir.types import (
     STR,
     TENSOR,
     ClassType,
+    DictType,
     ListType,
     OptionalType,
     TupleType,
@@ -119,6 +120,8 @@ def annotation_type(ann: Optional[ast.AST]) -> Type:
             return OptionalType(annotation_type(elts[0]))
         if base == "List" and len(elts) == 1:
             return ListType(annotation_type(elts[0]))
+        if base == "Dict" and len(elts) == 2:
+            return DictType(annotation_type(elts[0]), annotation_type(elts[1]))
         if base == "Final" and len(elts) == 1:
             return annotation_type(elts[0])
         raise ValueError(f"unsupported type '{ast.unparse(ann)}'")
@@ -450,6 +453,10 @@ class ArchiveLowering(StatementLowering):
                 if not isinstance(t, ListType):
                     raise self.error(f"an empty list annotated {t}", e)
                 return self.create("prim::ListConstruct", [], [t], e).output()
+            if isinstance(e.args[1], ast.Dict) and not e.args[1].keys:
+                if not isinstance(t, DictType):
+                    raise self.error(f"an empty dict annotated {t}", e)
+                return self.create("prim::DictConstruct", [], [t], e).output()
             return self.expr(e.args[1])
         if name == "unchecked_cast":
             v = self.materialize(self.expr(e.args[1]), e.args[1])

@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from ..ir.types import BOOL, STR
+from .elementwise import _erf
 from .registry import OpDef, defop, register
 from .tensor_common import like, tensor_in
 
@@ -98,3 +99,56 @@ defop("aten::_native_multi_head_attention", "Tensor query, Tensor key, Tensor va
       "Tensor proj_bias, Tensor? mask=None, bool need_weights=True, "
       "bool average_attn_weights=True, int? mask_type=None", _native_mha, num_outputs=2,
       python_name=None, infer=_infer_native_mha)
+
+
+def _layer_norm64(xp, x, w, b, eps):
+    mean = x.mean(axis=-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
+    return (x - mean) / xp.sqrt(var + eps) * w.astype(F64) + b.astype(F64)
+
+
+def _encoder_layer(xp, src, embed_dim, num_heads, qkv_weight, qkv_bias, proj_weight, proj_bias,
+                   use_gelu, norm_first, eps, norm_weight_1, norm_bias_1, norm_weight_2,
+                   norm_bias_2, ffn_weight_1, ffn_bias_1, ffn_weight_2, ffn_bias_2, mask=None,
+                   mask_type=None):
+    """``aten::_transformer_encoder_layer_fwd``, nn.TransformerEncoderLayer's fast path (eval
+    mode, no dropout): self-attention and the feed-forward block (relu or exact gelu), each
+    with its residual, the layer norms before (``norm_first``) or after them; in float64,
+    rounded once."""
+    x = src.astype(F64)
+
+    def attention(y):
+        y = y.astype(src.dtype) if y.dtype != src.dtype else y
+        out, _ = _native_mha(xp, y, y, y, embed_dim, num_heads, qkv_weight, qkv_bias,
+                             proj_weight, proj_bias, mask, False, True, mask_type)
+        return out.astype(F64)
+
+    def feed_forward(y):
+        h = y @ ffn_weight_1.astype(F64).T + ffn_bias_1.astype(F64)
+        if use_gelu:
+            h = 0.5 * h * (1.0 + _erf(xp, h / math.sqrt(2.0)))
+        else:
+            h = xp.maximum(h, 0.0)
+        return h @ ffn_weight_2.astype(F64).T + ffn_bias_2.astype(F64)
+
+    def ln1(y):
+        return _layer_norm64(xp, y, norm_weight_1, norm_bias_1, eps)
+
+    def ln2(y):
+        return _layer_norm64(xp, y, norm_weight_2, norm_bias_2, eps)
+
+    if norm_first:
+        x = x + attention(ln1(x))
+        x = x + feed_forward(ln2(x))
+    else:
+        x = ln1(x + attention(x))
+        x = ln2(x + feed_forward(x))
+    return x.astype(src.dtype)
+
+
+defop("aten::_transformer_encoder_layer_fwd", "Tensor src, int embed_dim, int num_heads, "
+      "Tensor qkv_weight, Tensor qkv_bias, Tensor proj_weight, Tensor proj_bias, bool use_gelu, "
+      "bool norm_first, float eps, Tensor norm_weight_1, Tensor norm_bias_1, "
+      "Tensor norm_weight_2, Tensor norm_bias_2, Tensor ffn_weight_1, Tensor ffn_bias_1, "
+      "Tensor ffn_weight_2, Tensor ffn_bias_2, Tensor? mask=None, int? mask_type=None",
+      _encoder_layer, python_name=None, infer=lambda node, types: [like(tensor_in(types))])
