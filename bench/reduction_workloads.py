@@ -1,6 +1,7 @@
 """The fused-reduction workloads (``python -m bench --suite reductions``): softmax, log_softmax,
-a layer norm and an RMS norm scripted from their parts, logsumexp, a standardize (mean / std)
-and an MSE loss (a full reduction), each over rows of 64, 1024 and 32768 float32 elements
+a layer norm and an RMS norm scripted from their parts and as the one op ``F.layer_norm`` /
+``F.rms_norm`` print (``*_op``), logsumexp, a standardize (mean / std) and an MSE loss (a full
+reduction), each over rows of 64, 1024 and 32768 float32 elements
 (``<program>/r<row>``; the row count follows from the size, 2^20..2^24 in the issue's run).
 
 Each is written once with torchlike calls (scripted, as a PyTorch user would script it), with
@@ -55,6 +56,16 @@ def rms_norm(x, w):
     return x * tl.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w
 
 
+def layer_norm_op(x, w, b):
+    # F.layer_norm / nn.LayerNorm: one aten::layer_norm, lowered to the parts above
+    return tl.layer_norm(x, [x.shape[-1]], w, b, 1e-5)
+
+
+def rms_norm_op(x, w):
+    # F.rms_norm / nn.RMSNorm: one aten::rms_norm
+    return tl.rms_norm(x, [x.shape[-1]], w, 1e-6)
+
+
 def logsumexp(x):
     return tl.logsumexp(x, -1)
 
@@ -107,6 +118,16 @@ PROGRAMS = {
                  * w,
                  lambda jax, x, w: x * jax.lax.rsqrt((x * x).mean(-1, keepdims=True) + EPS_RMS)
                  * w),
+    "layer_norm_op": (layer_norm_op, 2, _np_layer_norm,
+                      lambda torch, x, w, b: torch.nn.functional.layer_norm(
+                          x, x.shape[-1:], w, b, EPS_LN),
+                      lambda jax, x, w, b: (x - x.mean(-1, keepdims=True))
+                      / _jnp(jax).sqrt(x.var(-1, keepdims=True) + EPS_LN) * w + b),
+    "rms_norm_op": (rms_norm_op, 1,
+                    lambda xp, x, w: x / xp.sqrt((x * x).mean(-1, keepdims=True) + EPS_RMS) * w,
+                    lambda torch, x, w: torch.nn.functional.rms_norm(x, x.shape[-1:], w, EPS_RMS),
+                    lambda jax, x, w: x * jax.lax.rsqrt((x * x).mean(-1, keepdims=True)
+                                                        + EPS_RMS) * w),
     "logsumexp": (logsumexp, 0, _np_logsumexp,
                   lambda torch, x: torch.logsumexp(x, -1),
                   lambda jax, x: jax.nn.logsumexp(x, axis=-1)),

@@ -79,6 +79,8 @@ NN_FUNCTIONS: Tuple[str, ...] = (
     # pooling's dispatch targets, power-average pooling, F.unfold / F.fold
     "rms_norm", "local_response_norm", "_max_pool3d", "max_pool3d_with_indices", "lp_pool1d",
     "lp_pool2d", "lp_pool3d", "unfold", "fold",
+    # spatial transformers: F.affine_grid, F.grid_sample
+    "affine_grid", "grid_sample",
     # nn.MultiheadAttention's forward and the helpers its graph calls
     "multi_head_attention_forward", "_canonical_mask", "_none_or_dtype", "_mha_shape_check",
     "_in_projection_packed", "_in_projection",
