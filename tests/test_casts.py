@@ -286,3 +286,27 @@ def test_generated_casts_compile_warning_free_with_nvrtc():
                 pytest.skip(f"NVRTC is missing: {e}")
             raise
         assert log == "", log
+
+
+@pytest.mark.parametrize("fused", [False, True])
+def test_cast_to_bfloat16_is_a_clear_error(fused):
+    """numpy has no bfloat16: ``x.bfloat16()`` (a traced ``aten::to``) raises an
+    UnsupportedOpError naming the node, interpreted and fused (never a KeyError in codegen)."""
+    from torchlike.errors import UnsupportedOpError
+    g = parse_graph("""graph(%x : Float(4, strides=[1], requires_grad=0, device=cpu)):
+  %1 : int = prim::Constant[value=15]()
+  %2 : bool = prim::Constant[value=0]()
+  %3 : NoneType = prim::Constant()
+  %4 : BFloat16(4, strides=[1], requires_grad=0, device=cpu) = aten::to(%x, %1, %2, %2, %3) # f.py:3:0
+  %5 : int = prim::Constant[value=6]()
+  %6 : Float(4, strides=[1], requires_grad=0, device=cpu) = aten::to(%4, %5, %2, %2, %3) # f.py:3:0
+  return (%6)
+""")
+    saved = config.strict()
+    config.set_strict(fused)
+    try:
+        with pytest.raises(UnsupportedOpError, match=r"aten::to\(%4\) at f.py:3:0: bfloat16 "
+                                                     r"tensors are not supported"):
+            jit.run(jit.fuse(g) if fused else g, np.ones(4, np.float32))
+    finally:
+        config.set_strict(saved)

@@ -541,6 +541,9 @@ def _rule_cast(spec_name):
     PyTorch's does), and the op passes it through."""
     def rule(infos, attrs):
         out = dtype_of_spec(attrs.get(spec_name), infos[0][0])
+        if out == "bfloat16":  # x.bfloat16(), x.to(torch.bfloat16)
+            raise UnsupportedOpError("bfloat16 tensors are not supported at run time (numpy has "
+                                     "none)")
         return compute_dtype_of(out), out
     return rule
 
