@@ -68,6 +68,7 @@ from ..ir.types import (
     OptionalType,
     TupleType,
     Type,
+    is_array,
     type_of_python_value,
 )
 from ..ops import registry
@@ -126,6 +127,18 @@ def annotation_type(ann: Optional[ast.AST]) -> Type:
             return annotation_type(elts[0])
         raise ValueError(f"unsupported type '{ast.unparse(ann)}'")
     raise ValueError(f"unsupported type '{ast.unparse(ann)}'")
+
+
+def _fits(t: Type, want: Type) -> bool:
+    """Whether a value of type ``t`` can be passed where ``want`` is declared, as far as
+    choosing between overloads needs (tensors, classes, optionals; other types pass)."""
+    if isinstance(want, OptionalType):
+        return t == NONE or _fits(t, want.elem)
+    if want.is_tensor():
+        return t.is_tensor()
+    if isinstance(want, ClassType) or isinstance(t, ClassType):
+        return t == want
+    return True
 
 
 def _literal(e: ast.AST) -> Any:
@@ -276,9 +289,12 @@ class SpecialForm(Sugar):
 
 @dataclass(eq=False)
 class ModuleForward(Sugar):
-    """``(linear).forward``: a ``prim::CallMethod`` once called."""
+    """``(linear).forward``: a ``prim::CallMethod`` once called; of a module whose forward
+    was saved overloaded (``forward__0``, ``forward__1``: nn.LSTM), the first overload whose
+    parameter types fit the arguments, inlined."""
 
     module: ModuleValue
+    overloads: Tuple[SourceFunction, ...] = ()
 
     def describe(self):
         return f"method 'forward' of {self.module.describe()}"
@@ -331,7 +347,22 @@ class ArchiveMembers(ModuleMembers):
             return Member("module", module=ArchiveMembers(self.sm._modules[name]))
         if m is None and self.archive_class is not None and name in self.archive_class.methods:
             return Member("method", value=self.archive_class.methods[name])
+        v = self.sm.__dict__.get(name) if m is not None and m.kind == "constant" else None
+        if isinstance(v, list) and v and all(is_array(t) for t in v):
+            # a List[Tensor] attribute of other tensors: read when the module runs
+            return Member("scalar", ListType(TENSOR))
         return m
+
+    def tensor_list(self, name: str) -> Optional[List[str]]:
+        """For a List[Tensor] attribute whose items are all the module's own parameters or
+        buffers (nn.LSTM's ``_flat_weights``), their names; else None."""
+        v = self.sm.__dict__.get(name)
+        if not isinstance(v, list) or not v or name in self.sm._modules:
+            return None
+        owned = {id(t): n for d in (self.sm._buffers, self.sm._parameters)
+                 for n, t in d.items() if t is not None}
+        names = [owned.get(id(t)) for t in v]
+        return None if None in names else names
 
     def children(self):
         return [(n, ArchiveMembers(m)) for n, m in self.sm._modules.items() if m is not None]
@@ -371,9 +402,19 @@ class ArchiveLowering(StatementLowering):
                 raise self.error(f"CONSTANTS has no '{attr}' ({len(sv.values)} constants)", e)
             return self.tensor_constant(index, sv.values[index], e)
         if isinstance(sv, ModuleValue):
+            names = sv.info.tensor_list(attr) if isinstance(sv.info, ArchiveMembers) else None
+            if names is not None:  # self._flat_weights: [self.weight_ih_l0, ...]
+                return Seq([self.get_attr(sv.value, n, TENSOR) for n in names], "list")
             m = sv.info.member(attr)
             if m is not None and m.kind == "method":
                 return ModuleForward(sv) if attr == "forward" else BoundMethod(sv, m.value)
+            cls = getattr(sv.info, "archive_class", None)
+            if m is None and attr == "forward" and cls is not None:
+                overloads = sorted((n for n in cls.methods if n.startswith("forward__")
+                                    and n[len("forward__"):].isdigit()),
+                                   key=lambda n: int(n[len("forward__"):]))
+                if overloads:
+                    return ModuleForward(sv, tuple(cls.methods[n] for n in overloads))
         return super().attribute(sv, e)
 
     def tensor_constant(self, index: int, value: Any, e) -> Value:
@@ -395,6 +436,11 @@ class ArchiveLowering(StatementLowering):
         if isinstance(callee, (OpSymbol, ModuleForward)):
             args = [self.expr(a) for a in e.args]
             kwargs = {k.arg: self.expr(k.value) for k in e.keywords}
+            if isinstance(callee, ModuleForward) and callee.overloads:
+                args = [self.materialize(a, e) for a in args]
+                kwargs = {k: self.materialize(v, e) for k, v in kwargs.items()}
+                fn = self.pick_overload(callee.overloads, args, kwargs, e)
+                return self.call_bound_method(BoundMethod(callee.module, fn), args, kwargs, e)
             if isinstance(callee, ModuleForward):
                 return self.call_module(callee.module, args, kwargs, e)
             return self.call_op(callee, args, kwargs, e)
@@ -406,8 +452,14 @@ class ArchiveLowering(StatementLowering):
             return self.is_none(args, kind == "aten::__is__", e)
         op = registry.lookup(kind)
         if op is None:
-            raise self.error(f"the op {kind} ({sym.spelling} in the archive's code) is not "
-                             f"supported by torchlike", e)
+            # PyTorch's modules carry branches a call never takes (F.interpolate's antialiased
+            # modes, TransformerEncoder's nested-tensor fast path): the unknown op is compiled
+            # as a node, and only running it raises UnsupportedOpError (naming it and its line)
+            if kwargs:
+                raise self.error(f"the op {kind} ({sym.spelling} in the archive's code) is not "
+                                 f"supported by torchlike", e)
+            inputs = [self.materialize(a, e) for a in args]
+            return self.create(kind, inputs, [TENSOR], e).output()
         if kind == "prim::RaiseException":
             inputs = [self.materialize(a, e) for a in args]
             self.create(kind, inputs, [], e)
@@ -418,6 +470,31 @@ class ArchiveLowering(StatementLowering):
         if kind == "prim::NumToTensor":
             return self.create(kind, [self.materialize(args[0], e)], [TENSOR], e).output()
         return self.emit_op(kind, args, kwargs, e, op=op)
+
+    def pick_overload(self, overloads, args: List[Value], kwargs: Dict[str, Value], e
+                      ) -> SourceFunction:
+        """The first of ``overloads`` whose parameters (after ``self``) take ``args`` and
+        ``kwargs`` (values), by their types: a Tensor for ``Tensor``, the class itself for a class
+        (``PackedSequence``), None or the element for ``Optional``."""
+        got = [a.type for a in args]
+        named = {k: v.type for k, v in kwargs.items()}
+        for fn in overloads:
+            fdef = fn.frame.fdef
+            params = (fdef.args.posonlyargs + fdef.args.args)[1:]
+            names = [p.arg for p in params]
+            required = len(params) - len(fn.__defaults__)
+            if len(got) > len(params) or not set(named) <= set(names[len(got):]) \
+                    or any(n not in named for n in names[len(got):required]):
+                continue
+            try:
+                want = {p.arg: annotation_type(p.annotation) for p in params}
+            except ValueError:
+                continue
+            given = dict(zip(names, got), **named)
+            if all(_fits(t, want[n]) for n, t in given.items()):
+                return fn
+        raise self.error(f"no overload of forward ({', '.join(f.__name__ for f in overloads)}) "
+                         f"takes arguments of types ({', '.join(map(str, got))})", e)
 
     def is_none(self, args: list, is_: bool, e):
         if len(args) != 2:
