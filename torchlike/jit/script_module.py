@@ -32,7 +32,9 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from ..errors import TorchlikeError
 from ..ir.graph import Graph, clone_graph
+from ..ir.types import ClassType, is_array
 from ..nn.module import Module
+from .arguments import check_arguments
 from .code import graph_to_code
 from .module_graphs import inline_methods
 from .module_serialization import save_module
@@ -41,6 +43,16 @@ from .script_function import ScriptFunction
 __all__ = ["ScriptModule", "qualified_class_name"]
 
 _ATTRIBUTE_TYPES = (bool, int, float, str)
+
+
+def _with_defaults(fn: ScriptFunction, args: Tuple, defaults: Optional[Dict[str, Any]]
+                   ) -> Tuple:
+    """``args`` and the defaults of the parameters after them (``forward(x, y=None)`` called
+    as ``forward(x)``), when every missing one has a default."""
+    missing = fn.input_names[1 + len(args):]
+    if missing and defaults and all(n in defaults for n in missing):
+        return tuple(args) + tuple(defaults[n] for n in missing)
+    return tuple(args)
 
 
 def qualified_class_name(cls: type) -> str:
@@ -64,6 +76,8 @@ class ScriptModule(Module):
         d["_kind"] = kind                      # how it was made: "script" or "trace" (kept by save/load)
         d["_methods"]: Dict[str, ScriptFunction] = {}
         d["_constants"]: Dict[str, Any] = {}
+        d["_method_defaults"]: Dict[str, Dict[str, Any]] = {}  # forward__0's hx=None, ...
+        d["_skipped_overloads"]: Dict[str, str] = {}  # forward__N -> why it did not compile
         d["original_name"] = original_name or qualified_name.rsplit(".", 1)[-1]
 
     # -- compiled methods --------------------------------------------------------------------
@@ -87,12 +101,40 @@ class ScriptModule(Module):
     def forward(self, *args: Any) -> Any:
         fn = self._methods.get("forward")
         if fn is None:
+            if self.forward_overloads():
+                fn, args = self.pick_overload(args)
+                return fn(self, *args)
             raise TorchlikeError(self._no_method("forward"))
-        missing = fn.input_names[1 + len(args):]
-        defaults = self.__dict__.get("_forward_defaults")
-        if missing and defaults and all(n in defaults for n in missing):
-            args = args + tuple(defaults[n] for n in missing)  # forward(x, y=None) as forward(x)
-        return fn(self, *args)
+        return fn(self, *_with_defaults(fn, args, self.__dict__.get("_forward_defaults")))
+
+    def forward_overloads(self) -> List[str]:
+        """``forward__0``, ``forward__1``, ...: the compiled overloads of a ``forward`` that
+        PyTorch saved overloaded (``nn.LSTM``: a Tensor or a PackedSequence input)."""
+        names = [n for n in self._methods if n.startswith("forward__")
+                 and n[len("forward__"):].isdigit()]
+        return sorted(names, key=lambda n: int(n[len("forward__"):]))
+
+    def pick_overload(self, args: Tuple) -> Tuple[ScriptFunction, Tuple]:
+        """The first overload whose parameters accept ``args`` (defaults filled in), and the
+        arguments to call it with; a ``TypeError`` saying why each refused otherwise."""
+        why = []
+        for name in self.forward_overloads():
+            fn = self._methods[name]
+            full = _with_defaults(fn, args, self._method_defaults.get(name))
+            try:
+                check_arguments(fn.graph.inputs[1:], full, name, fn.input_names[1:])
+                for p, a in zip(fn.graph.inputs[1:], full):
+                    if isinstance(p.type, ClassType) and (is_array(a) or a is None):
+                        raise TypeError(f"{name}() argument '{p.name}' expects a "
+                                        f"{p.type.qualified_name}, got {type(a).__name__}")
+            except TypeError as e:
+                why.append(str(e))
+                continue
+            return fn, full
+        why += [f"{n} was not compiled: {e.splitlines()[0]}"
+                for n, e in self._skipped_overloads.items()]
+        raise TypeError(f"{self.original_name}.forward: no overload accepts these arguments ("
+                        + "; ".join(why) + ")")
 
     @property
     def graph(self) -> Graph:

@@ -13,7 +13,9 @@ The archive is a zip whose entries sit under one folder named after the file::
 ``load_torchscript(path)`` reads the code (``torchscript_code``), unpickles the module tree with
 the restricted unpickler, builds one ``ScriptModule`` per module object (parameters and buffers
 as numpy views of the storages, other attributes as they were saved, ``Final`` constants of the
-class) and compiles each ``forward`` with the scripter, children first.  A function saved with
+class) and compiles each ``forward`` with the scripter, children first (a ``forward`` saved
+overloaded, as ``forward__0``, ``forward__1``: each overload that compiles; a call picks the
+first that fits, ``ScriptModule.pick_overload``).  A function saved with
 ``torch.jit.save`` is a ``PlaceholderModule`` holding only ``forward``: it comes back as a
 ``ScriptFunction``.  Nothing from the file is executed, and ``torch`` is never imported.
 """
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import zipfile
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -43,6 +46,7 @@ __all__ = ["MAX_VERSION", "MIN_VERSION", "is_torchscript_archive", "load_torchsc
 
 MIN_VERSION, MAX_VERSION = 1, 10  # caffe2/serialize/versions.h, PyTorch 1.x to 2.13
 _PLACEHOLDER = "__torch__.PlaceholderModule"
+_OVERLOAD = re.compile(r"forward__\d+")
 
 
 def _where(path) -> str:
@@ -248,9 +252,26 @@ class _ModuleBuilder:
             if isinstance(child, ScriptModule):
                 self.compile(child)
         cls: ArchiveClass = sm.__dict__["_archive_class"]
-        fn = cls.methods.get("forward")
-        if fn is None:
-            return  # a container without forward (ModuleList): its children are compiled
+        if "forward" in cls.methods:
+            self.compile_method(sm, cls, "forward")
+            return
+        # an overloaded forward (nn.LSTM's Tensor and PackedSequence inputs) is saved as
+        # forward__0, forward__1, ...: each is compiled, a call picks the first that fits
+        overloads = sorted((n for n in cls.methods if _OVERLOAD.fullmatch(n)),
+                           key=lambda n: int(n[len("forward__"):]))
+        errors = []
+        for name in overloads:
+            try:
+                self.compile_method(sm, cls, name)
+            except ScriptError as e:
+                errors.append(e)
+                sm.__dict__["_skipped_overloads"][name] = str(e)
+        if overloads and len(errors) == len(overloads):
+            raise errors[0]
+        # (no forward at all: a container such as ModuleList; its children are compiled)
+
+    def compile_method(self, sm: ScriptModule, cls: ArchiveClass, name: str) -> None:
+        fn = cls.methods[name]
         fdef = fn.frame.fdef
         params = fdef.args.posonlyargs + fdef.args.args
         types = []
@@ -263,13 +284,16 @@ class _ModuleBuilder:
             graph = script_graph(fn, module=ArchiveMembers(sm), lowering=ArchiveLowering,
                                  input_types=types)
         except ScriptError as e:
-            raise ScriptError(f"{cls.qualified_name}.forward: {e}") from None
+            raise ScriptError(f"{cls.qualified_name}.{name}: {e}") from None
         names = [a.arg for a in params]
         first_default = len(names) - len(fn.__defaults__)
-        sm.__dict__["_forward_defaults"] = {n: v for n, v in zip(names[first_default:],
-                                                                 fn.__defaults__)}
-        sm._define_method("forward", ScriptFunction(graph, name="forward", input_names=names,
-                                                    kind="load"))
+        defaults = {n: v for n, v in zip(names[first_default:], fn.__defaults__)}
+        if name == "forward":
+            sm.__dict__["_forward_defaults"] = defaults
+        else:
+            sm.__dict__["_method_defaults"][name] = defaults
+        sm._define_method(name, ScriptFunction(graph, name=name, input_names=names,
+                                               kind="load"))
 
 
 def _as_function(sm: ScriptModule) -> Any:

@@ -22,9 +22,13 @@ of serialized TorchScript:
 
 - ``torch.X(...)`` and ``ops.aten.X(...)`` are the registry op ``aten::X`` (schema binding as
   usual, ``torch.add(x, y, alpha=1)``), ``ops.prim.X(...)`` is ``prim::X``; an op the registry
-  lacks is a ``ScriptError`` naming it and quoting the archive's line;
+  lacks is a node of that kind (one tensor output), which raises ``UnsupportedOpError`` naming
+  it and its source line when a call reaches it (a branch never taken costs nothing);
 - ``(linear).forward(x, )`` is ``prim::CallMethod[name="forward"]``, another method of a module
-  is inlined, ``getattr(self, "0")`` reads the attribute ``0``;
+  is inlined (``(lstm).forward__0(x, None, )``; ``(lstm).forward(x)`` of a module whose forward
+  is overloaded inlines the first overload its argument types fit), ``getattr(self, "0")``
+  reads the attribute ``0``; a ``List[Tensor]`` attribute of the module's own parameters
+  (``self._flat_weights``) is a list of their reads;
 - ``__torch__.torch.nn.functional.relu(...)`` calls a free function of the archive (inlined);
 - ``annotate(List[int], [])``, ``unchecked_cast(Tensor, y)``, ``uninitialized(Tensor)``,
   ``torch.__is__``/``__isnot__`` with ``None`` (decided while compiling when the types say),

@@ -23,6 +23,7 @@ from . import (  # noqa: F401  (registration side effects)
     prim_ops,
     reductions,
     resample,
+    rnn,
     shape_ops,
     tensor_extras,
     tensor_more,
