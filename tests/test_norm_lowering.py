@@ -258,3 +258,74 @@ def test_scripted_and_traced_norms_match_pytorch(torch, strict_cpu):
                                                 for n in fused.nodes), fused
             got, _ = run_strict(fused, *[a.numpy() for a in args])
             close(got[0], fn(*args).numpy(), "float32", f"{fn.__name__} {capture}")
+
+
+# -- eval-mode batch norm ------------------------------------------------------------------------
+
+# nn.BatchNorm2d after eval(), then relu, as torch.jit.trace prints it (types left unknown)
+BN_RELU = """graph(%x : Tensor,
+      %w : Tensor,
+      %b : Tensor,
+      %mean : Tensor,
+      %var : Tensor):
+  %5 : bool = prim::Constant[value=TRAINING]() # torch/nn/functional.py:2898:0
+  %6 : float = prim::Constant[value=0.10000000000000001]() # torch/nn/functional.py:2898:0
+  %7 : float = prim::Constant[value=1.0000000000000001e-05]() # torch/nn/functional.py:2898:0
+  %8 : bool = prim::Constant[value=1]() # torch/nn/functional.py:2898:0
+  %y : Tensor = aten::batch_norm(%x, %w, %b, %mean, %var, %5, %6, %7, %8) # torch/nn/functional.py:2898:0
+  %z : Tensor = aten::relu(%y) # f.py:4:0
+  return (%z)
+"""
+
+
+def bn_graph(training=False, affine=True):
+    text = BN_RELU.replace("value=TRAINING", f"value={int(training)}")
+    if not affine:
+        text = text.replace("aten::batch_norm(%x, %w, %b,", "aten::batch_norm(%x, %none, %none,")
+        text = text.replace("  %5 : bool", "  %none : NoneType = prim::Constant()\n  %5 : bool")
+    return parse_graph(text)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("shape", [(4, 3), (2, 3, 7), (2, 5, 6, 7)])
+@pytest.mark.parametrize("affine", [True, False])
+def test_eval_batch_norm_is_one_elementwise_kernel(strict_cpu, shape, dtype, affine):
+    graph = bn_graph(affine=affine)
+    fused = jit.fuse(graph)
+    kinds = [n.kind for n in fused.nodes if n.kind != "prim::Constant"]
+    assert kinds == ["torchlike::batch_norm_affine", "prim::FusionGroup"], kinds
+    c = shape[1]
+    pdtype = "float32" if dtype == "float16" else dtype  # PyTorch's rule for half inputs
+    args = [rng_data(shape, dtype, 1), rng_data((c,), pdtype, 2), rng_data((c,), pdtype, 3),
+            rng_data((c,), pdtype, 4), np.abs(rng_data((c,), pdtype, 5)) + 0.1]
+    got, kernels = run_strict(fused, *args)
+    assert kernels == 1 and got[0].dtype == np.dtype(dtype)
+    close(got[0], interpreted(graph, *args)[0], dtype, f"{shape} {dtype}")
+
+
+def test_batch_norm_checks_and_training_mode():
+    fused = jit.fuse(bn_graph())
+    x, p = rng_data((2, 4, 5), "float32"), rng_data((4,), "float32")
+    with pytest.raises(ExecutionError, match="running_mean should contain 4 elements not 3"):
+        jit.run(fused, x, p, p, rng_data((3,), "float32"), np.abs(p))
+    with pytest.raises(ExecutionError, match="mixed dtype"):
+        jit.run(fused, x, p.astype(np.float64), p, p, np.abs(p))
+    # training mode updates the running statistics in place: it stays the op
+    assert "aten::batch_norm" in [n.kind for n in jit.fuse(bn_graph(training=True)).nodes]
+
+
+def test_batch_norm_module_matches_pytorch(torch, strict_cpu, tmp_path):
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.BatchNorm2d(8),
+                            torch.nn.ReLU()).eval()
+    with torch.no_grad():
+        m[1].running_mean.normal_()
+        m[1].running_var.uniform_(0.5, 2.0)
+    path = tmp_path / "bn.pt"
+    torch.jit.save(torch.jit.script(m), str(path))
+    x = torch.randn(2, 3, 9, 9)
+    loaded = jit.load(path)
+    with torch.no_grad():
+        want = m(x).numpy()
+    close(loaded(x.numpy()), want, "float32")
+    assert "torchlike::batch_norm_affine" in [n.kind for n in loaded.graph_for(x.numpy()).nodes]

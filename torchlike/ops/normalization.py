@@ -25,7 +25,7 @@ import math
 import numpy as np
 
 from ..errors import ExecutionError
-from ..ir.types import DTYPE_TO_SCALAR_NAME
+from ..ir.types import DTYPE_TO_SCALAR_NAME, TensorType
 from .elementwise_base import compute_dtype_of, elementwise
 from .registry import defop
 from .tensor_common import arg, infer_same, known_dim, like, tensor_in, wrap_dim
@@ -195,8 +195,8 @@ def _per_channel(p, ndim):
     return None if p is None else p.astype(np.float64).reshape((1, -1) + (1,) * (ndim - 2))
 
 
-def _batch_norm(xp, x, weight, bias, running_mean, running_var, training, momentum, eps,
-                cudnn_enabled=True):
+def _check_batch_norm(x, weight, bias, running_mean, running_var) -> int:
+    """PyTorch's checks of a batch norm's arguments; the channel count."""
     _float_input("batch_norm", x)
     if x.ndim < 2:
         raise ValueError(f"batch_norm expects an input of at least 2 dims (N, C, ...), got "
@@ -207,6 +207,44 @@ def _batch_norm(xp, x, weight, bias, running_mean, running_var, training, moment
                     ("running_var", running_var)):
         if p is not None and p.size != channels:
             raise RuntimeError(f"{name} should contain {channels} elements not {p.size}")
+    return channels
+
+
+def _batch_norm_affine(xp, x, weight, bias, running_mean, running_var, eps):
+    """An eval-mode batch norm as ``x * scale + shift`` (what PyTorch's CPU kernel computes:
+    scale = w / sqrt(var + eps), shift = b - mean * scale, in float32 for float16 and float32
+    inputs), both shaped to broadcast along dim 1, after the op's checks."""
+    _check_batch_norm(x, weight, bias, running_mean, running_var)
+    with np.errstate(all="ignore"):
+        scale = 1.0 / xp.sqrt(running_var.astype(np.float64) + eps)
+        if weight is not None:
+            scale = scale * weight.astype(np.float64)
+        shift = -running_mean.astype(np.float64) * scale
+        if bias is not None:
+            shift = shift + bias.astype(np.float64)
+    opmath = np.float64 if x.dtype == np.float64 else np.float32
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    return scale.astype(opmath).reshape(shape), shift.astype(opmath).reshape(shape)
+
+
+def _infer_affine(node, types):
+    x = tensor_in(types)
+    rank = None if x.shape is None else len(x.shape)
+    channels = x.shape[1] if rank is not None and rank >= 2 else None
+    dtype = "float64" if x.dtype == "float64" else None if x.dtype is None else "float32"
+    shape = None if rank is None else (1, channels) + (1,) * (rank - 2)
+    return [TensorType(dtype, shape), TensorType(dtype, shape)]
+
+
+# what passes/decompose_norms.py lowers an eval-mode batch norm to: x * scale + shift, fused
+defop("torchlike::batch_norm_affine", "Tensor input, Tensor? weight, Tensor? bias, "
+      "Tensor running_mean, Tensor running_var, float eps", _batch_norm_affine, num_outputs=2,
+      python_name=None, infer=_infer_affine)
+
+
+def _batch_norm(xp, x, weight, bias, running_mean, running_var, training, momentum, eps,
+                cudnn_enabled=True):
+    channels = _check_batch_norm(x, weight, bias, running_mean, running_var)
     x64 = x.astype(np.float64)
     axes = (0,) + tuple(range(2, x.ndim))
     with np.errstate(all="ignore"):

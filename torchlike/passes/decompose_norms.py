@@ -1,4 +1,5 @@
-"""Layer norm and RMS norm lowered to their parts, so that they fuse with what surrounds them.
+"""Layer norm, RMS norm and eval-mode batch norm lowered to their parts, so that they fuse with
+what surrounds them.
 
 ``F.layer_norm`` and ``F.rms_norm`` (and ``nn.LayerNorm``, ``nn.RMSNorm``) print as one op
 each; the partitioner fuses row reductions and elementwise work, not these.  Lowered, a layer
@@ -33,6 +34,13 @@ sizes the types state (a traced or specialized graph: ``[y.size(-1)]`` of anothe
 bias are absent or tensors (not ``Tensor?`` values that may be None), its eps is a float (or,
 for rms_norm, the constant None), and its input is not known to be an integer tensor.  Others
 stay as they are and are interpreted.
+
+An eval-mode batch norm (``training`` the constant False, running statistics given: what
+``nn.BatchNorm2d`` runs after ``eval()``) becomes ``x * scale + shift`` with the per-channel
+``scale = w / sqrt(var + eps)`` and ``shift = b - mean * scale`` of
+``torchlike::batch_norm_affine`` (as PyTorch's CPU kernel computes them; it makes the op's
+checks), so a convolution's batch norm and activation are one elementwise kernel.  Training
+mode, which updates the running statistics in place, stays the op.
 """
 from __future__ import annotations
 
@@ -43,7 +51,7 @@ from ..ir.types import BOOL, FLOAT, INT, NONE, STR, ListType, OptionalType, Tens
 
 __all__ = ["decompose_norms", "LOWERED"]
 
-LOWERED = ("aten::layer_norm", "aten::rms_norm")
+LOWERED = ("aten::layer_norm", "aten::rms_norm", "aten::batch_norm")
 _FLOAT_DTYPES = (None, "float16", "bfloat16", "float32", "float64")
 _SIZE_WRAPPERS = ("aten::Int", "prim::NumToTensor")
 # what builds a normalized shape; left unused by the lowering, removed with it
@@ -132,6 +140,8 @@ def _tensor_or_none(v: Value) -> Optional[str]:
 
 
 def _lower(graph: Graph, block: Block, node: Node) -> bool:
+    if node.kind == "aten::batch_norm":
+        return _lower_batch_norm(graph, block, node)
     layer = node.kind == "aten::layer_norm"
     if len(node.inputs) != (6 if layer else 4) or len(node.outputs) != 1:
         return False
@@ -204,3 +214,38 @@ def _remove_unused_builders(v: Value) -> None:
     n.owning_block.remove(n)
     for i in n.inputs:
         _remove_unused_builders(i)
+
+
+def _lower_batch_norm(graph: Graph, block: Block, node: Node) -> bool:
+    """An eval-mode batch norm (``training`` the constant False, running statistics given):
+    ``x * scale + shift``, the per-channel ``scale`` and ``shift`` from
+    ``torchlike::batch_norm_affine`` (which makes the op's checks), the result in ``x``'s
+    dtype."""
+    if len(node.inputs) != 9 or len(node.outputs) != 1 or _constant(node.inputs[5]) is not False:
+        return False
+    x, w, b, mean, var, eps = (node.inputs[i] for i in (0, 1, 2, 3, 4, 7))
+    kinds = [_tensor_or_none(v) for v in (w, b, mean, var)]
+    if None in kinds or kinds[2:] != ["tensor", "tensor"] or eps.type not in (FLOAT, INT) or \
+            not isinstance(x.type, TensorType) or x.type.dtype not in _FLOAT_DTYPES:
+        return False
+    at, src = block.nodes.index(node), node.source
+
+    def op(kind, inputs, n_out=1):
+        nonlocal at
+        made = graph.create(kind, inputs, [TensorType()] * n_out, block=block, index=at,
+                            source=src)
+        at += 1
+        return made.outputs
+
+    none = graph.insert_constant(None, NONE, block=block, index=at)
+    one = graph.insert_constant(1, INT, block=block, index=at + 1)
+    at += 2
+    args = [x] + [v if k == "tensor" else none for v, k in zip((w, b), kinds)] + [mean, var, eps]
+    scale, shift = op("torchlike::batch_norm_affine", args, 2)
+    (y,) = op("aten::add", [op("aten::mul", [x, scale])[0], shift, one])
+    (y,) = op("torchlike::cast_like", [y, x])  # float16 input: float32 scale, float16 result
+    out = node.output()
+    y.type = out.type
+    out.replace_all_uses_with(y)
+    block.remove(node)
+    return True
