@@ -26,6 +26,9 @@ from . import (  # noqa: F401  (registration side effects)
     rnn,
     shape_ops,
     tensor_extras,
+    tensor_grid,
+    tensor_misc,
+    tensor_misc_sampling,
     tensor_more,
     tensor_more_index,
 )
