@@ -248,6 +248,14 @@ def views(x):
         torch.movedim(x.reshape(2, 2, 6), 0, 2) - 1
 
 
+def arrangements(x):
+    y = x.clone()
+    torch.diagonal(y, 1).zero_()  # a view: the write reaches y
+    return torch.diagonal(x, -1) * 2, torch.diagonal(x.reshape(2, 2, 6), 0, -1, 0), y, \
+        x.view_as(x.t()) + 1, torch.flipud(x), torch.fliplr(x) * 3, x.tile((2,)), \
+        torch.tile(x[0], (2, 1, 2)), torch.cartesian_prod(x[0, :2], x[1, :3])
+
+
 def factories(x):
     y = torch.empty_like(x)
     y.fill_(2.0)
@@ -275,7 +283,8 @@ def test_tensor_extras_against_torch(torch, tmp_path):
     x = torch.randn(4, 6, generator=torch.Generator().manual_seed(0))
     y = torch.randn(4, 6, generator=torch.Generator().manual_seed(1))
     _against_torch(torch, mod, {
-        "searching": (x,), "views": (x,), "factories": (x,), "products": (x,),
+        "searching": (x,), "views": (x,), "arrangements": (x,), "factories": (x,),
+        "products": (x,),
         "nan_reductions": (x,), "distances": (x, y)})
 
 

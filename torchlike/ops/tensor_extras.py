@@ -12,7 +12,9 @@ PyTorch's dtypes and checks::
   ``meshgrid``; ``take_along_dim``;
 * products: ``dot``, ``mv``, ``outer`` (``ger``), ``trace``, ``kron``;
 * reductions that skip NaN: ``nansum``, ``nanmean``; ``diff``;
-* distances: ``cosine_similarity``, ``pairwise_distance`` (as ATen computes them).
+* distances: ``cosine_similarity``, ``pairwise_distance`` (as ATen computes them);
+* ``diagonal`` (a view, as PyTorch's), ``view_as``, ``flipud``/``fliplr``, ``tile``,
+  ``cartesian_prod``.
 """
 from __future__ import annotations
 
@@ -314,3 +316,69 @@ defop("aten::cosine_similarity", "Tensor x1, Tensor x2, int dim=1, float eps=1e-
 defop("aten::pairwise_distance", "Tensor x1, Tensor x2, float p=2., float eps=1e-06, "
       "bool keepdim=False", _pairwise_distance)
 
+
+
+# -- views and arrangements: diagonal, view_as, flipud/fliplr, tile, cartesian_prod ----------
+
+
+def _diagonal(xp, x, offset=0, dim1=0, dim2=1):
+    """A view (writes reach ``x``, as PyTorch's): the other dims in order, then the diagonal."""
+    d1, d2 = wrap_dim(dim1, x.ndim), wrap_dim(dim2, x.ndim)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    s1, s2 = (0, offset) if offset >= 0 else (-offset, 0)
+    n = max(0, min(x.shape[d1] - s1, x.shape[d2] - s2))
+    index = [slice(None)] * x.ndim
+    index[d1], index[d2] = slice(min(s1, x.shape[d1]), None), slice(min(s2, x.shape[d2]), None)
+    base = x[tuple(index)]
+    rest = [d for d in range(x.ndim) if d not in (d1, d2)]
+    shape = tuple(x.shape[d] for d in rest) + (n,)
+    strides = tuple(x.strides[d] for d in rest) + (x.strides[d1] + x.strides[d2],)
+    return xp.lib.stride_tricks.as_strided(base, shape, strides)
+
+
+def _infer_diagonal(node, types):
+    t = tensor_in(types)
+    return [like(t, shape=None if t.rank is None else (None,) * (t.rank - 1))]
+
+
+def _flip_dim(name: str, dim: int):
+    def impl(xp, x):
+        if x.ndim < dim + 1:
+            raise RuntimeError(f"Input must be >= {dim + 1}-d.")
+        return xp.flip(x, axis=dim).copy()
+    return impl
+
+
+def _tile(xp, x, dims):
+    dims = tuple(int(d) for d in dims)
+    if any(d < 0 for d in dims):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(dims)}: "
+                           f"{list(dims)}")
+    return xp.tile(x, dims) if dims or x.ndim else x.copy()
+
+
+def _cartesian_prod(xp, tensors):
+    for t in tensors:
+        if t.ndim != 1:
+            raise RuntimeError(f"Expect a 1D vector, but got shape {list(t.shape)}")
+    if len(tensors) == 1:
+        return tensors[0].copy()
+    grids = xp.meshgrid(*tensors, indexing="ij")
+    return xp.stack([g.reshape(-1) for g in grids], axis=1)
+
+
+defop("aten::diagonal", "Tensor self, int offset=0, int dim1=0, int dim2=1", _diagonal,
+      category="shape", infer=_infer_diagonal)
+defop("aten::view_as", "Tensor self, Tensor other",
+      lambda xp, x, other: x.reshape(other.shape), category="shape",
+      infer=lambda node, types: [like(tensor_in(types), shape=types[1].shape
+                                      if isinstance(types[1], TensorType) else None)])
+defop("aten::flipud", "Tensor self", _flip_dim("flipud", 0), category="shape",
+      infer=lambda node, types: [like(tensor_in(types))])
+defop("aten::fliplr", "Tensor self", _flip_dim("fliplr", 1), category="shape",
+      infer=lambda node, types: [like(tensor_in(types))])
+defop("aten::tile", "Tensor self, int[] dims", _tile, category="shape",
+      infer=lambda node, types: [like(tensor_in(types), shape=None)])
+defop("aten::cartesian_prod", "Tensor[] tensors", _cartesian_prod, category="shape",
+      infer=lambda node, types: [TensorType()])
