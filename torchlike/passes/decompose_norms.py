@@ -28,12 +28,12 @@ is, ``torchlike::cast_like``, where the weight's dtype may differ).
 trailing shape, the weight's and bias's shapes and dtypes -- so a bad call still raises the op's
 own error (the executor interprets a group whose check fails).
 
-A node is lowered when its ``normalized_shape`` is a list of constants or of the input's own
-trailing sizes (``[x.size(-1)]``, as ``F.layer_norm(x, [x.size(-1)])`` scripts, or ``[x.shape[-1]]``) or
-sizes the types state (a traced or specialized graph: ``[y.size(-1)]`` of another tensor), its weight and
-bias are absent or tensors (not ``Tensor?`` values that may be None), its eps is a float (or,
-for rms_norm, the constant None), and its input is not known to be an integer tensor.  Others
-stay as they are and are interpreted.
+A node is lowered when its ``normalized_shape`` is a list of constants, of the input's own
+trailing sizes (``[x.size(-1)]``, as ``F.layer_norm(x, [x.size(-1)])`` scripts, or
+``[x.shape[-1]]``) or of sizes the types state (a traced or specialized graph: ``[y.size(-1)]``
+of another tensor), its weight and bias are absent or tensors (not ``Tensor?`` values that may
+be None), its eps is a float (or, for rms_norm, the constant None), and its input is not known
+to be an integer tensor.  Others stay as they are and are interpreted.
 
 An eval-mode batch norm (``training`` the constant False, running statistics given: what
 ``nn.BatchNorm2d`` runs after ``eval()``) becomes ``x * scale + shift`` with the per-channel
@@ -59,8 +59,8 @@ _SHAPE_BUILDERS = ("prim::ListConstruct", "aten::size", "aten::__getitem__") + _
 
 
 def decompose_norms(graph: Graph, dont_fuse: FrozenSet[str] = frozenset()) -> int:
-    """Lower every eligible layer norm and RMS norm of ``graph`` (nested blocks included) in
-    place; returns how many."""
+    """Lower every eligible layer norm, RMS norm and eval-mode batch norm of ``graph`` (nested
+    blocks included) in place; returns how many."""
     count = 0
     for block in list(graph.all_blocks()):
         for node in list(block.nodes):
