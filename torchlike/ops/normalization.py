@@ -2,7 +2,8 @@
 ``aten::instance_norm``: the ops the graphs of ``F.glu``, ``F.layer_norm``, ``F.rms_norm``,
 ``F.batch_norm`` and ``F.instance_norm`` (``ops/nn_functions.py``) end in.  Interpreted as
 such; ``passes/decompose_norms.py`` lowers layer_norm and rms_norm to a row reduction's parts
-(with ``torchlike::norm_input`` keeping their checks), which fuse.
+(with ``torchlike::norm_input`` keeping their checks) and an eval-mode batch_norm to ``x * scale
++ shift`` (``torchlike::batch_norm_affine``), which fuse.
 
 Parameters must have the input's dtype (float32 ones may go with a float16 input), as on
 PyTorch's CPU.  They compute in float64 and round once to the input's dtype (PyTorch's CPU kernels accumulate
