@@ -4,6 +4,9 @@
   "needs torch" where it cannot be imported;
 * the ``requires_torch`` marker skips the same way a test that reaches torch indirectly;
 * a line of the terminal summary counts the tests that skipped for want of torch;
+* ``strict_cpu``: the fuser's backend "cpu" in strict mode (a group that cannot compile raises
+  instead of falling back), for the compiled-path tests; ``kernel_cache``: a fresh kernel cache
+  directory for a module (``pytestmark = pytest.mark.usefixtures("kernel_cache")``);
 * the CPU backend's parallel rule is a plain size threshold of 2^16 elements here
   (``codegen.PARALLEL_WORK``, ``HEAVY_WEIGHT = 0``): the tests' input sizes choose the serial
   or parallel kernel they exercise; ``test_fuser_cpu`` tests the production rule itself.
@@ -28,6 +31,25 @@ def _plain_parallel_threshold():
     codegen.PARALLEL_WORK, codegen.HEAVY_WEIGHT = 1 << 16, 0
     yield
     codegen.PARALLEL_WORK, codegen.HEAVY_WEIGHT = saved
+
+
+@pytest.fixture
+def strict_cpu():
+    from torchlike.fuser import config
+    saved = config.get_backend(), config.strict()
+    config.set_backend("cpu")
+    config.set_strict(True)
+    yield
+    config.set_backend(saved[0])
+    config.set_strict(saved[1])
+
+
+@pytest.fixture(scope="module")
+def kernel_cache(tmp_path_factory):
+    from torchlike.fuser import config
+    config.set_cache_dir(tmp_path_factory.mktemp("kernels"))
+    yield
+    config.set_cache_dir(None)
 
 
 @functools.lru_cache(maxsize=None)

@@ -34,19 +34,8 @@ def test_interpreter_reproduces_pytorch(case, which):
             assert_matches(actual, expected[f"out{i}"], f"{case}/{which}/{label}/out{i}")
 
 
-@pytest.fixture
-def strict_cpu_fuser():
-    from torchlike.fuser import config
-    saved = (config.get_backend(), config.strict())
-    config.set_backend("cpu")
-    config.set_strict(True)
-    yield
-    config.set_backend(saved[0])
-    config.set_strict(saved[1])
-
-
 @pytest.mark.parametrize("case,which", CASE_GRAPHS)
-def test_fused_on_cpu_reproduces_pytorch(case, which, strict_cpu_fuser):
+def test_fused_on_cpu_reproduces_pytorch(case, which, strict_cpu):
     """Issue acceptance: fused, run with backend=cpu in strict mode (a fallback would raise),
     every case reproduces PyTorch, and every fusion group that ran was a compiled kernel."""
     from torchlike import jit

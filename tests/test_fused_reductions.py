@@ -10,7 +10,7 @@ import pytest
 from corpus_utils import assert_matches, graph_text, input_sets
 
 from torchlike import jit
-from torchlike.fuser import config, executor
+from torchlike.fuser import executor
 from torchlike.fuser.partition import fuse
 from torchlike.fuser.row_reduce import ROW_REDUCTIONS
 from torchlike.interpreter import Interpreter
@@ -18,24 +18,8 @@ from torchlike.ir import parse_graph
 
 # PyTorch warns about rows shorter than a var/std correction, and that jit.script is deprecated
 pytestmark = [pytest.mark.filterwarnings("ignore:.*degrees of freedom:UserWarning"),
-              pytest.mark.filterwarnings("ignore:.*torch.jit.script.*:DeprecationWarning")]
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _kernel_cache(tmp_path_factory):
-    config.set_cache_dir(tmp_path_factory.mktemp("kernels"))
-    yield
-    config.set_cache_dir(None)
-
-
-@pytest.fixture
-def strict_cpu():
-    saved = config.get_backend(), config.strict()
-    config.set_backend("cpu")
-    config.set_strict(True)
-    yield
-    config.set_backend(saved[0])
-    config.set_strict(saved[1])
+              pytest.mark.filterwarnings("ignore:.*torch.jit.script.*:DeprecationWarning"),
+              pytest.mark.usefixtures("kernel_cache")]
 
 
 # -- graphs --------------------------------------------------------------------------------------

@@ -31,7 +31,7 @@ from torchlike.fuser.backend import get_backend_impl
 from torchlike.fuser.stats import reset_stats, stats
 from torchlike.ir.types import TENSOR
 
-pytestmark = pytest.mark.slow  # compiles a Numba kernel per dtype x layout (about 3 minutes): `-m "not slow"` skips it
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("kernel_cache")]  # compiles a Numba kernel per dtype x layout (about 3 minutes): `-m "not slow"` skips it
 
 try:
     import hypothesis
@@ -42,13 +42,6 @@ except ImportError:  # only test_random_dags needs it
 MATRIX = [(d, "contiguous") for d in DTYPES] + [
     ("float32", "mixed"), ("int32", "mixed"), ("float16", "broadcast"), ("bool", "mixed"),
     ("float32", "0-d"), ("int64", "0-d"), ("float64", "empty"), ("int16", "empty")]
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _kernel_cache(tmp_path_factory):
-    config.set_cache_dir(tmp_path_factory.mktemp("kernels"))
-    yield
-    config.set_cache_dir(None)
 
 
 @pytest.fixture(scope="module")

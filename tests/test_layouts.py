@@ -89,12 +89,8 @@ CASES = {
 }
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _kernel_cache(tmp_path_factory):
-    # a fresh directory: Numba cannot show the IR of a kernel loaded from its disk cache
-    config.set_cache_dir(tmp_path_factory.mktemp("kernels"))
-    yield
-    config.set_cache_dir(None)
+# a fresh kernel cache: Numba cannot show the IR of a kernel loaded from its disk cache
+pytestmark = pytest.mark.usefixtures("kernel_cache")
 
 
 @pytest.fixture(autouse=True)

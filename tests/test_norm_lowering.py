@@ -13,11 +13,12 @@ from test_fused_reductions import close, interpreted
 import torchlike as tl
 from torchlike import jit
 from torchlike.errors import ExecutionError
-from torchlike.fuser import config, executor
+from torchlike.fuser import executor
 from torchlike.ir import parse_graph
 from torchlike.passes.decompose_norms import decompose_norms
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning"),
+              pytest.mark.usefixtures("kernel_cache")]
 
 # x + r, then nn.LayerNorm(D) (constant normalized shape), then gelu -- as torch.jit.trace prints
 # it, with the inputs' types left unknown (the tests run float16 and float64 too)
@@ -49,23 +50,6 @@ RMS_SCRIPTED = """graph(%x.1 : Tensor,
   %y.1 : Tensor = aten::rms_norm(%h.1, %6, %w.1, %EPS) # torch/nn/functional.py:3006:11
   return (%y.1)
 """
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _kernel_cache(tmp_path_factory):
-    config.set_cache_dir(tmp_path_factory.mktemp("kernels"))
-    yield
-    config.set_cache_dir(None)
-
-
-@pytest.fixture
-def strict_cpu():
-    saved = config.get_backend(), config.strict()
-    config.set_backend("cpu")
-    config.set_strict(True)
-    yield
-    config.set_backend(saved[0])
-    config.set_strict(saved[1])
 
 
 def rng_data(shape, dtype, seed=0):

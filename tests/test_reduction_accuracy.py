@@ -8,22 +8,12 @@ import pytest
 from test_fused_reductions import close, reductions_inside, run_compiled
 
 from torchlike import jit
-from torchlike.fuser import config, executor
+from torchlike.fuser import executor
 from torchlike.fuser.partition import fuse
 from torchlike.interpreter import Interpreter
 from torchlike.ir import parse_graph
 
 pytestmark = [pytest.mark.filterwarnings("ignore:.*degrees of freedom:UserWarning")]
-
-
-@pytest.fixture
-def strict_cpu():
-    saved = config.get_backend(), config.strict()
-    config.set_backend("cpu")
-    config.set_strict(True)
-    yield
-    config.set_backend(saved[0])
-    config.set_strict(saved[1])
 
 
 def graph_of(op: str, dim, keepdim: bool, scale: bool = True) -> str:

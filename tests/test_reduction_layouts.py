@@ -14,23 +14,13 @@ from test_fused_reductions import (
 )
 
 from torchlike import jit
-from torchlike.fuser import config, executor
+from torchlike.fuser import executor
 from torchlike.fuser.partition import fuse
 from torchlike.interpreter import Interpreter
 from torchlike.ir import parse_graph
 
 pytestmark = [pytest.mark.filterwarnings("ignore:.*degrees of freedom:UserWarning"),
               pytest.mark.filterwarnings("ignore:.*torch.jit.script.*:DeprecationWarning")]
-
-
-@pytest.fixture
-def strict_cpu():
-    saved = config.get_backend(), config.strict()
-    config.set_backend("cpu")
-    config.set_strict(True)
-    yield
-    config.set_backend(saved[0])
-    config.set_strict(saved[1])
 
 
 def torch_fn(kind, dim, keepdim):

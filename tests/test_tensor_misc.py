@@ -9,11 +9,10 @@ entries and the inferred types.
 """
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
-from graph_modes import graph_modes, program_module
+from graph_modes import against_torch, program_module
+from graph_modes import check_torch as check
 
 import torchlike as tl
 from torchlike.ir import parse_graph
@@ -26,28 +25,11 @@ from torchlike.passes import infer_types
 pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning"),
               pytest.mark.filterwarnings("ignore::UserWarning")]
 RNG = np.random.default_rng(0)
-TOL = {np.float16: 1e-3, np.float32: 1e-5, np.float64: 1e-12}
 FLOATS = [np.float32, np.float64, np.float16]
 
 
 def randn(*shape, dtype=np.float32):
     return np.asarray(RNG.standard_normal(shape)).astype(dtype)
-
-
-def check(got, want, rtol=None, atol=None):
-    """``got`` (an array, or a tuple of them) equals torch's ``want``: dtypes, shapes, values
-    (NaN where torch has NaN)."""
-    if isinstance(want, (tuple, list)):
-        assert isinstance(got, (tuple, list)) and len(got) == len(want), (got, want)
-        for g, w in zip(got, want):
-            check(g, w, rtol, atol)
-        return
-    w = want.detach().numpy() if hasattr(want, "detach") else np.asarray(want)
-    g = np.asarray(got)
-    assert g.dtype == w.dtype and g.shape == w.shape, (g.dtype, w.dtype, g.shape, w.shape)
-    tol = TOL.get(w.dtype.type, 0) if w.dtype.kind == "f" else 0
-    np.testing.assert_allclose(g, w, rtol=tol if rtol is None else rtol,
-                               atol=tol if atol is None else atol)
 
 
 def T(torch, a):
@@ -64,7 +46,7 @@ def impl(name):
 # -- layout ------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", [np.float32, np.int64, np.bool_, np.float16])
-def test_diag_diag_embed_rot90_against_torch(torch, dtype):
+def test_diag_diag_embed_rot90against_torch(torch, dtype):
     for shape in ((3, 4), (4, 3), (5,), (0,), (2, 3, 4)):
         x = (randn(*shape) * 3).astype(dtype)
         X = T(torch, x)
@@ -79,7 +61,7 @@ def test_diag_diag_embed_rot90_against_torch(torch, dtype):
                     check(tl.rot90(x, k, dims), torch.rot90(X, k, dims))
 
 
-def test_take_reshape_as_against_torch(torch):
+def test_take_reshape_asagainst_torch(torch):
     for x in (randn(3, 4), np.arange(6), np.array(5.0), randn(2, 0)):
         n = max(x.size, 1)
         for index in (np.array([0, -1]), np.array([[n - 1, -n], [0, 0]]), np.array(0),
@@ -92,7 +74,7 @@ def test_take_reshape_as_against_torch(torch):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int64, np.uint8])
-def test_inner_against_torch(torch, dtype):
+def test_inneragainst_torch(torch, dtype):
     for s1, s2 in (((3, 4), (4,)), ((4,), (4,)), ((2, 3, 4), (5, 4)), ((3, 0), (2, 0)),
                    ((), (2, 3)), ((3, 2), ())):
         a, b = (randn(*s1) * 3).astype(dtype), (randn(*s2) * 3).astype(dtype)
@@ -103,7 +85,7 @@ def test_inner_against_torch(torch, dtype):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.int32])
-def test_cross_against_torch(torch, dtype):
+def test_crossagainst_torch(torch, dtype):
     for s1, s2, dim in (((4, 3), (4, 3), -1), ((3, 5), (3, 5), 0), ((2, 1, 3), (1, 4, 3), 2),
                         ((3, 3), (3, 1), 0), ((2, 3, 2), (2, 3, 2), -2)):
         a, b = (randn(*s1) * 4).astype(dtype), (randn(*s2) * 4).astype(dtype)
@@ -113,7 +95,7 @@ def test_cross_against_torch(torch, dtype):
         check(tl.cross(a, b), torch.ops.aten.cross(A, B, None))  # the first dim of size 3
 
 
-def test_block_diag_and_stacks_against_torch(torch):
+def test_block_diag_and_stacksagainst_torch(torch):
     lists = [[np.array(2), np.arange(3.0), np.ones((2, 2), np.int32)],
              [np.zeros(0), np.zeros((2, 0)), np.zeros((0, 3))],
              [np.array([True]), np.array([[False, True]])],
@@ -132,7 +114,7 @@ def test_block_diag_and_stacks_against_torch(torch):
     check(tl.hstack(ts), torch.hstack(T(torch, ts)))
 
 
-def test_tri_indices_against_torch(torch):
+def test_tri_indicesagainst_torch(torch):
     for row, col, offset in ((3, 4, 1), (4, 3, -1), (0, 2, 0), (5, 5, 10), (3, 4, -5), (1, 1, 0)):
         for name in ("triu_indices", "tril_indices"):
             check(getattr(tl, name)(row, col, offset), getattr(torch, name)(row, col, offset))
@@ -140,7 +122,7 @@ def test_tri_indices_against_torch(torch):
                   getattr(torch, name)(row, col, offset, dtype=torch.int32))
 
 
-def test_repeat_interleave_against_torch(torch):
+def test_repeat_interleaveagainst_torch(torch):
     for x in (np.arange(6).reshape(2, 3), randn(2, 3, 2), np.array(5.0), np.array([True, False])):
         X = T(torch, x)
         for r in (0, 1, 3):
@@ -165,7 +147,7 @@ def test_repeat_interleave_against_torch(torch):
 # -- order statistics --------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.bool_, np.float16])
-def test_aminmax_against_torch(torch, dtype):
+def test_aminmaxagainst_torch(torch, dtype):
     for shape in ((3, 4), (5,), (), (2, 0, 3)):
         x = np.asarray(randn(*shape) * 3).astype(dtype)
         if dtype in FLOATS and x.size > 2:
@@ -230,7 +212,7 @@ def test_mode_index_as_torch_where_std_sort_falls_back_to_heapsort(torch):
 
 # -- counting ----------------------------------------------------------------------------------
 
-def test_bincount_against_torch(torch):
+def test_bincountagainst_torch(torch):
     for x in (np.array([1, 1, 4]), np.array([0, 3, 3, 3], np.uint8), np.array([2], np.int32),
               np.zeros(0, np.int64), np.array([5, 0, 5], np.int16)):
         X = T(torch, x)
@@ -244,7 +226,7 @@ def test_bincount_against_torch(torch):
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
-def test_histc_against_torch(torch, dtype):
+def test_histcagainst_torch(torch, dtype):
     x = np.concatenate([np.linspace(-1.5, 6, 301), np.arange(0, 1.0001, 0.01),
                         [np.nan, np.inf, -np.inf]]).astype(dtype)
     for bins in (1, 3, 10, 13, 100):
@@ -271,7 +253,7 @@ SCATTER = [  # (self shape, dim, index, src shape)
 @pytest.mark.parametrize("case", range(len(SCATTER)))
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.uint8, np.bool_,
                                    np.float16, np.int32])
-def test_scatter_reduce_against_torch(torch, case, dtype):
+def test_scatter_reduceagainst_torch(torch, case, dtype):
     shape, dim, index, sshape = SCATTER[case]
     x, src = (np.asarray(randn(*s) * 5).astype(dtype) for s in (shape, sshape))
     if dtype in FLOATS and src.size > 1:
@@ -311,7 +293,7 @@ UNIQUE_INPUTS = [np.float32([1.0, np.nan, 2.0, np.nan, 1.0, -0.0, 0.0]), np.arra
 
 
 @pytest.mark.parametrize("case", range(len(UNIQUE_INPUTS)))
-def test_unique_against_torch(torch, case):
+def test_uniqueagainst_torch(torch, case):
     x = UNIQUE_INPUTS[case]
     X, aten = T(torch, x), torch.ops.aten
     for inverse in (False, True):
@@ -362,7 +344,7 @@ def test_unique_functions_as_torch_functional(torch):
 
 @pytest.mark.parametrize("spatial", [2, 3])
 @pytest.mark.parametrize("dtype", FLOATS)
-def test_affine_grid_grid_sampler_against_torch(torch, spatial, dtype):
+def test_affine_grid_grid_sampleragainst_torch(torch, spatial, dtype):
     aten = torch.ops.aten
     tol = {np.float16: 0.0, np.float32: 1e-5, np.float64: 1e-12}[dtype]
     sizes = ((2, 3, 4, 5), (1, 1, 1, 6)) if spatial == 2 else ((2, 3, 3, 4, 5), (1, 2, 1, 3, 2))
@@ -465,31 +447,7 @@ def volume_fn(x, theta):
 '''
 
 
-def _flatten(v):
-    if isinstance(v, (tuple, list)):
-        return [e for x in v for e in _flatten(x)]
-    return [v]
-
-
-def _against_torch(torch, fn, args, captures=("script", "trace")):
-    """``fn`` scripted and traced by torch, each graph run interpreted, fused and strict, on
-    copies of ``args``, against eager torch (nested tuples flattened)."""
-    warnings.filterwarnings("ignore")
-    want = _flatten(fn(*[a.clone() for a in args]))
-    for capture in captures:
-        f = torch.jit.script(fn) if capture == "script" else \
-            torch.jit.trace(fn, tuple(a.clone() for a in args))
-        for mode, run in graph_modes(str(f.graph)):
-            got = _flatten(run(*[a.clone().numpy() for a in args]))
-            assert len(got) == len(want), (fn.__name__, capture, mode)
-            for g, w in zip(got, want):
-                try:
-                    check(g, w)
-                except AssertionError as e:
-                    raise AssertionError(f"{fn.__name__} ({capture}, {mode}): {e}") from None
-
-
-def test_functions_against_torch(torch, tmp_path):
+def test_functionsagainst_torch(torch, tmp_path):
     mod = program_module(tmp_path, "tensor_misc_programs", SOURCE)
     gen = torch.Generator().manual_seed(0)
     x = torch.randn(3, 4, generator=gen)
@@ -509,7 +467,7 @@ def test_functions_against_torch(torch, tmp_path):
         "volume_fn": (torch.randn(1, 2, 4, 5, 6, generator=gen), theta3),
     }
     for name, args in cases.items():
-        _against_torch(torch, getattr(mod, name), args)
+        against_torch(torch, getattr(mod, name), args)
 
 
 # -- errors ------------------------------------------------------------------------------------

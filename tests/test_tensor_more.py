@@ -7,11 +7,10 @@ eagerly over several shapes, dtypes and NaN, then in functions and modules as
 """
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
-from graph_modes import graph_modes, program_module
+from graph_modes import against_torch, program_module
+from graph_modes import check_torch as check
 
 import torchlike as tl
 from torchlike import jit
@@ -24,22 +23,10 @@ from torchlike.passes import infer_types
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 RNG = np.random.default_rng(0)
-TOL = {np.float16: 1e-3, np.float32: 1e-5, np.float64: 1e-12}
 
 
 def randn(*shape, dtype=np.float32):
     return RNG.standard_normal(shape).astype(dtype)
-
-
-def check(got, want, rtol=None, atol=None):
-    """``got`` (an array) equals torch's ``want`` (a tensor, or an array): dtype, shape,
-    values (NaN where torch has NaN)."""
-    w = want.detach().numpy() if hasattr(want, "detach") else np.asarray(want)
-    g = np.asarray(got)
-    assert g.dtype == w.dtype and g.shape == w.shape, (g.dtype, w.dtype, g.shape, w.shape)
-    tol = TOL.get(w.dtype.type, 0) if w.dtype.kind == "f" else 0
-    np.testing.assert_allclose(g, w, rtol=tol if rtol is None else rtol,
-                               atol=tol if atol is None else atol)
 
 
 def t_(torch, a):
@@ -55,7 +42,7 @@ def impl(name):
 @pytest.mark.parametrize("shape, wshape", [((2, 3, 4), (3,)), ((2, 3, 4), (1,)), ((2, 3), ()),
                                            ((5,), (1,)), ((), (1,)), ((2, 4, 3, 3), (4,))])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
-def test_prelu_against_torch(torch, shape, wshape, dtype):
+def test_preluagainst_torch(torch, shape, wshape, dtype):
     x, w = randn(*shape, dtype=dtype), RNG.uniform(0, 1, wshape).astype(dtype)
     if x.size > 1:
         x.reshape(-1)[1] = np.nan
@@ -78,7 +65,7 @@ CDIST = [((3, 4), (5, 4)), ((2, 3, 4), (2, 5, 4)), ((2, 1, 3, 4), (5, 4)), ((30,
 @pytest.mark.parametrize("s1, s2", CDIST)
 @pytest.mark.parametrize("p", [0.0, 1.0, 2.0, 3.0, 0.5, float("inf")])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_cdist_against_torch(torch, s1, s2, p, dtype):
+def test_cdistagainst_torch(torch, s1, s2, p, dtype):
     a, b = randn(*s1, dtype=dtype), randn(*s2, dtype=dtype)
     if p == 0.0 and a.size:  # equal coordinates count as 0
         a.reshape(-1)[0] = b.reshape(-1)[0]
@@ -102,7 +89,7 @@ def test_cdist_nan_as_aten():
 
 # -- isin, masked_select -----------------------------------------------------------------------
 
-def test_isin_against_torch(torch):
+def test_isinagainst_torch(torch):
     x = np.float32([[1, np.nan, 2.5], [3, 4, -0.0]])
     t = np.float32([np.nan, 2.5, 0.0, 7])
     ints = RNG.integers(0, 6, (4, 5))
@@ -132,7 +119,7 @@ def test_isin_against_torch(torch):
 
 @pytest.mark.parametrize("xs, ms", [((3, 4), (3, 4)), ((3, 4), (4,)), ((4,), (3, 4)),
                                     ((2, 1, 4), (3, 1)), ((), ()), ((0, 3), (3,))])
-def test_masked_select_against_torch(torch, xs, ms):
+def test_masked_selectagainst_torch(torch, xs, ms):
     x, mask = randn(*xs), RNG.random(ms) > 0.4
     check(tl.masked_select(x, mask), torch.masked_select(t_(torch, x), t_(torch, mask)))
     check(tl.masked_select(x.astype(np.int64), mask),
@@ -143,7 +130,7 @@ def test_masked_select_against_torch(torch, xs, ms):
 
 @pytest.mark.parametrize("shape, r", [((2, 8, 3, 3), 2), ((8, 3, 5), 2), ((2, 2, 9, 3, 3), 3),
                                       ((1, 4, 2, 2), 1), ((0, 4, 2, 2), 2)])
-def test_pixel_shuffles_against_torch(torch, shape, r):
+def test_pixel_shufflesagainst_torch(torch, shape, r):
     F = torch.nn.functional
     x = np.arange(np.prod(shape)).reshape(shape)
     check(tl.pixel_shuffle(x, r), F.pixel_shuffle(t_(torch, x), r))
@@ -157,7 +144,7 @@ def test_pixel_shuffles_against_torch(torch, shape, r):
                                                     ((3, 7, 2), 1, 3, 2), ((5,), 0, 0, 1),
                                                     ((), 0, 1, 1), ((), -1, 0, 2),
                                                     ((2, 6), 0, 2, 5), ((0, 3), 1, 2, 1)])
-def test_unfold_against_torch(torch, shape, dim, size, step):
+def test_unfoldagainst_torch(torch, shape, dim, size, step):
     x = randn(*shape)
     got = tl.unfold(x, dim, size, step)
     check(got, t_(torch, x).unfold(dim, size, step))
@@ -173,7 +160,7 @@ IM2COL = [  # (input shape, kernel, dilation, padding, stride)
 
 @pytest.mark.parametrize("shape, kernel, dilation, padding, stride", IM2COL)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_im2col_col2im_against_torch(torch, shape, kernel, dilation, padding, stride, dtype):
+def test_im2col_col2imagainst_torch(torch, shape, kernel, dilation, padding, stride, dtype):
     x = randn(*shape, dtype=dtype)
     want = torch._C._nn.im2col(t_(torch, x), kernel, dilation, padding, stride)
     cols = tl.im2col(x, kernel, dilation, padding, stride)
@@ -206,7 +193,7 @@ def _index_cases():
 
 @pytest.mark.parametrize("case", range(len(_index_cases())))
 @pytest.mark.parametrize("dtype", [np.float32, np.int64, np.bool_])
-def test_index_put_against_torch(torch, case, dtype):
+def test_index_putagainst_torch(torch, case, dtype):
     shape, indices, vshape, accumulate = _index_cases()[case]
     x = (randn(*shape) * 3).astype(dtype)
     if isinstance(indices, str):
@@ -222,7 +209,7 @@ def test_index_put_against_torch(torch, case, dtype):
 
 @pytest.mark.parametrize("dim", [0, 1, -1])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.int32])
-def test_index_add_copy_fill_against_torch(torch, dim, dtype):
+def test_index_add_copy_fillagainst_torch(torch, dim, dtype):
     x = (randn(3, 4) * 4).astype(dtype)
     n = x.shape[dim]
     dup = np.array([0, n - 1, 0])
@@ -363,27 +350,7 @@ def squeeze_fn(x):
 '''
 
 
-def _against_torch(torch, fn, args, captures=("script", "trace")):
-    """``fn`` scripted and traced by torch, each graph run interpreted, fused and strict, on
-    copies of ``args`` (functions may write into them), against eager torch."""
-    warnings.filterwarnings("ignore", category=DeprecationWarning)
-    want = fn(*[a.clone() for a in args])
-    want = list(want) if isinstance(want, tuple) else [want]
-    for capture in captures:
-        f = torch.jit.script(fn) if capture == "script" else \
-            torch.jit.trace(fn, tuple(a.clone() for a in args))
-        for mode, run in graph_modes(str(f.graph)):
-            got = run(*[a.clone().numpy() for a in args])
-            got = list(got) if len(want) > 1 else [got]
-            assert len(got) == len(want), (fn.__name__, capture, mode)
-            for g, w in zip(got, want):
-                try:
-                    check(g, w)
-                except AssertionError as e:
-                    raise AssertionError(f"{fn.__name__} ({capture}, {mode}): {e}") from None
-
-
-def test_functions_against_torch(torch, tmp_path):
+def test_functionsagainst_torch(torch, tmp_path):
     mod = program_module(tmp_path, "tensor_more_programs", SOURCE)
     gen = torch.Generator().manual_seed(0)
     x = torch.randn(3, 4, generator=gen)
@@ -400,7 +367,7 @@ def test_functions_against_torch(torch, tmp_path):
         "broadcast_fn": (x[:1], torch.randn(2, 1, 1, generator=gen)),
     }
     for name, args in cases.items():
-        _against_torch(torch, getattr(mod, name), args)
+        against_torch(torch, getattr(mod, name), args)
 
 
 def test_scripted_is_floating_point(torch, tmp_path):
@@ -414,7 +381,7 @@ def scaled(x):
     return x * 2
 ''')
     for x in (torch.randn(3), torch.arange(3)):
-        _against_torch(torch, mod.scaled, (x,), captures=("script",))
+        against_torch(torch, mod.scaled, (x,), captures=("script",))
 
 
 PRELU_NET = '''

@@ -160,11 +160,7 @@ VECTOR_FLOAT = re.compile(r"\b(?:fmul|fadd|fsub|fdiv) (?:\w+ )*<(\d+) x float>")
 LIBM_CALL = re.compile(r"call [^@\n]*@((?:exp|log|tanh|erf|pow|a?sin|a?cos|atan|sqrt)\w*)\(")
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _kernel_cache(tmp_path_factory):
-    config.set_cache_dir(tmp_path_factory.mktemp("kernels"))
-    yield
-    config.set_cache_dir(None)
+pytestmark = pytest.mark.usefixtures("kernel_cache")
 
 
 _IR = {}

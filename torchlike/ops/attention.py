@@ -20,7 +20,7 @@ import numpy as np
 from ..ir.types import BOOL, STR
 from .elementwise import _erf
 from .registry import OpDef, defop, register
-from .tensor_common import like, tensor_in
+from .tensor_common import infer_same, like, tensor_in
 
 F64 = np.float64
 
@@ -151,4 +151,4 @@ defop("aten::_transformer_encoder_layer_fwd", "Tensor src, int embed_dim, int nu
       "bool norm_first, float eps, Tensor norm_weight_1, Tensor norm_bias_1, "
       "Tensor norm_weight_2, Tensor norm_bias_2, Tensor ffn_weight_1, Tensor ffn_bias_1, "
       "Tensor ffn_weight_2, Tensor ffn_bias_2, Tensor? mask=None, int? mask_type=None",
-      _encoder_layer, python_name=None, infer=lambda node, types: [like(tensor_in(types))])
+      _encoder_layer, python_name=None, infer=infer_same)

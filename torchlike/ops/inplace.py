@@ -27,7 +27,7 @@ import numpy as np
 from ..errors import ExecutionError
 from .registry import REGISTRY, OpDef, defop, register
 
-__all__ = ["INPLACE_DUNDERS", "INPLACE_OF", "functional_of", "inplace_name", "mutates",
+__all__ = ["INPLACE_DUNDERS", "INPLACE_OF", "functional_of", "infer_self", "inplace_name", "mutates",
            "register_twins"]
 
 _WRITERS = frozenset({"aten::copy_", "aten::fill_", "aten::zero_"})
@@ -86,7 +86,8 @@ def write_into(xp, self: Any, result: Any, name: str) -> Any:
     return self
 
 
-def _infer_self(node, types):
+def infer_self(node, types):
+    """An in-place op's result: ``self``, its type unchanged."""
     return [types[0]]
 
 
@@ -99,7 +100,7 @@ def _twin(op: OpDef) -> OpDef:
                                  f"{type(self).__name__}")
         return write_into(xp, self, op.impl(xp, self, *args), name)
 
-    return OpDef(name, op.params, impl, category="other", infer=_infer_self, pure=False,
+    return OpDef(name, op.params, impl, category="other", infer=infer_self, pure=False,
                  foldable=False, python_name=name.split("::")[1])
 
 
@@ -133,7 +134,7 @@ def _zero(xp, self):
 
 # copy_ and fill_ cast to self's dtype (no canCast check in PyTorch: x.copy_(floats) truncates)
 defop("aten::copy_", "Tensor self, Tensor src, bool non_blocking=False", _copy,
-      infer=_infer_self, pure=False, foldable=False)
-defop("aten::fill_", "Tensor self, Scalar value", _fill, infer=_infer_self, pure=False,
+      infer=infer_self, pure=False, foldable=False)
+defop("aten::fill_", "Tensor self, Scalar value", _fill, infer=infer_self, pure=False,
       foldable=False)
-defop("aten::zero_", "Tensor self", _zero, infer=_infer_self, pure=False, foldable=False)
+defop("aten::zero_", "Tensor self", _zero, infer=infer_self, pure=False, foldable=False)

@@ -21,11 +21,20 @@ import math
 
 import numpy as np
 
-from ..ir.types import DTYPE_TO_SCALAR_NAME, TensorType
+from ..ir.types import TensorType
 from .dtypes import DEFAULT_FLOAT, Priority, operand_info, result_type, to_float
 from .losses import _reduce
 from .registry import defop
-from .tensor_common import UNKNOWN, arg, compute_dtype, like, tensor_in
+from .tensor_common import (
+    UNKNOWN,
+    arg,
+    broadcast_sizes,
+    compute_dtype,
+    like,
+    not_implemented,
+    scalar_name,
+    tensor_in,
+)
 
 F64 = np.float64
 _WRAPPED_FLOAT = (DEFAULT_FLOAT, Priority.WRAPPED)   # a Python float operand (margin, eps)
@@ -33,29 +42,10 @@ _WRAPPED_FLOAT = (DEFAULT_FLOAT, Priority.WRAPPED)   # a Python float operand (m
 
 # -- helpers ---------------------------------------------------------------------------------------
 
-def _torch_name(dtype) -> str:
-    return DTYPE_TO_SCALAR_NAME.get(str(dtype), str(dtype))
-
-
 def _result(*arrays, wrapped_float=False) -> str:
     """``torch.result_type`` of the tensors (and a Python float when ``wrapped_float``)."""
     infos = [operand_info(a) for a in arrays if a is not None]
     return result_type(infos + ([_WRAPPED_FLOAT] if wrapped_float else []))
-
-
-def _broadcast(*shapes) -> tuple:
-    """The broadcast shape, or PyTorch's error naming the first pair of sizes that clash."""
-    out: tuple = ()
-    for shape in shapes:
-        a, b = out, tuple(shape)
-        n = max(len(a), len(b))
-        a, b = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
-        for i, (x, y) in enumerate(zip(a, b)):
-            if x != y and x != 1 and y != 1:
-                raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b "
-                                   f"({y}) at non-singleton dimension {i}")
-        out = tuple(y if x == 1 else x for x, y in zip(a, b))
-    return out
 
 
 def _finish(xp, loss, reduction, out):
@@ -66,13 +56,13 @@ def _finish(xp, loss, reduction, out):
 def _check_float_kernel(x, kernel):
     """ATen's CPU kernels of the margin losses dispatch on float32 and float64 only."""
     if str(x.dtype) not in ("float32", "float64"):
-        raise NotImplementedError(f'"{kernel}" not implemented for \'{_torch_name(x.dtype)}\'')
+        raise not_implemented(kernel, x.dtype)
 
 
 def _check_dtype(t, dtype):
     if str(t.dtype) != dtype:
-        raise RuntimeError(f"expected scalar type {_torch_name(dtype)} but found "
-                           f"{_torch_name(t.dtype)}")
+        raise RuntimeError(f"expected scalar type {scalar_name(dtype)} but found "
+                           f"{scalar_name(t.dtype)}")
 
 
 def _shape_text(shape) -> str:
@@ -107,7 +97,7 @@ def _margin_ranking(xp, x1, x2, target, margin=0.0, reduction=1):
     out = _result(x1, x2, target, wrapped_float=True)
     c = compute_dtype(out)
     a, b, t = (v.astype(c, copy=False) for v in (x1, x2, target))
-    _broadcast(a.shape, b.shape, t.shape)
+    broadcast_sizes(a.shape, b.shape, t.shape)
     with np.errstate(invalid="ignore"):
         loss = xp.maximum(-t * (a - b) + np.dtype(c).type(margin), 0)
     return _finish(xp, loss, reduction, out)
@@ -118,10 +108,10 @@ def _hinge_embedding(xp, x, target, margin=1.0, reduction=1):
     out = str(x.dtype)
     if x.dtype.kind not in "fc" and int(reduction) == 1:
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a "
-                           f"floating point or complex dtype. Got: {_torch_name(out)}")
+                           f"floating point or complex dtype. Got: {scalar_name(out)}")
     c = compute_dtype(out)
     a = x.astype(c, copy=False)
-    _broadcast(a.shape, target.shape)
+    broadcast_sizes(a.shape, target.shape)
     m = np.dtype(c).type(margin)            # ATen fills a tensor of x's dtype with the margin
     with np.errstate(invalid="ignore"):
         clamp = xp.maximum(m - a, 0).astype(c, copy=False)
@@ -136,8 +126,8 @@ def _soft_margin(xp, x, target, reduction=1):
     """``log(1 + exp(-target * x))``, computed in place in an output of ``x``'s dtype and shape."""
     if x.dtype.kind != "f":
         raise RuntimeError(f"result type Float can't be cast to the desired output type "
-                           f"{_torch_name(x.dtype)}")
-    shape = _broadcast(x.shape, target.shape)
+                           f"{scalar_name(x.dtype)}")
+    shape = broadcast_sizes(x.shape, target.shape)
     if shape != x.shape:
         raise RuntimeError(f"output with shape {_shape_text(x.shape)} doesn't match the "
                            f"broadcast shape {_shape_text(shape)}")
@@ -178,13 +168,13 @@ def _cosine_embedding(xp, x1, x2, target, margin=0.0, reduction=1):
                            f"inputs with sizes {_shape_text(x1.shape)} and "
                            f"{_shape_text(x2.shape)}.")
     out = _result(x1, x2, wrapped_float=True)
-    _broadcast(x1.shape, x2.shape)
+    broadcast_sizes(x1.shape, x2.shape)
     a, b = x1.astype(F64), x2.astype(F64)
     with np.errstate(all="ignore"):
         dot = xp.sum(a * b, axis=nt)
         denom = xp.sqrt((xp.sum(a * a, axis=nt) + 1e-12) * (xp.sum(b * b, axis=nt) + 1e-12))
         cos = dot / denom
-        _broadcast(cos.shape, target.shape)
+        broadcast_sizes(cos.shape, target.shape)
         loss = xp.where(target == 1, 1 - cos, 0) + \
             xp.where(target == -1, xp.maximum(cos - margin, 0), 0)
     return _finish(xp, loss, reduction, out)
@@ -215,7 +205,7 @@ def _triplet_margin(xp, anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6,
         raise RuntimeError("The anchor, positive, and negative tensors are expected to have the "
                            "same number of dimensions, but got: anchor {}D, positive {}D, and "
                            "negative {}D inputs".format(*dims))
-    _broadcast(anchor.shape, positive.shape, negative.shape)
+    broadcast_sizes(anchor.shape, positive.shape, negative.shape)
     out = to_float(_result(anchor, positive, negative))
     c = compute_dtype(out)
     a, pos, neg = (v.astype(c, copy=False).astype(F64) for v in (anchor, positive, negative))

@@ -26,16 +26,15 @@ import math
 import numpy as np
 
 from ..errors import ExecutionError
-from ..ir.types import DTYPE_TO_SCALAR_NAME, TensorType
+from ..ir.types import TensorType
 from .elementwise_base import compute_dtype_of, elementwise
 from .registry import defop
-from .tensor_common import arg, infer_same, known_dim, like, tensor_in, wrap_dim
+from .tensor_common import arg, infer_same, known_dim, like, not_implemented, tensor_in, wrap_dim
 
 
 def _float_input(name: str, x) -> None:
     if x.dtype.kind != "f":
-        dtype = DTYPE_TO_SCALAR_NAME.get(str(x.dtype), str(x.dtype))
-        raise NotImplementedError(f"\"{name}\" not implemented for '{dtype}'")
+        raise not_implemented(name, x.dtype)
 
 
 def _glu(xp, x, dim=-1):

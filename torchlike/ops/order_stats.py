@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir.types import DTYPE_TO_SCALAR_NAME, TensorType
+from ..ir.types import TensorType
 from .registry import defop
-from .tensor_common import arg, dim_overload_outputs, like, tensor_in, wrap_dim
+from .tensor_common import arg, dim_overload_outputs, like, not_implemented, tensor_in, wrap_dim
 
 # -- medians ---------------------------------------------------------------------------------
 
@@ -133,8 +133,7 @@ def _cum_extreme(kind: str):
 
 def _logcumsumexp(xp, x, dim):
     if x.dtype.kind != "f":
-        raise NotImplementedError(f'"logcumsumexp_out_cpu" not implemented for '
-                                  f"'{DTYPE_TO_SCALAR_NAME.get(str(x.dtype), x.dtype)}'")
+        raise not_implemented("logcumsumexp_out_cpu", x.dtype)
     d = wrap_dim(dim, max(x.ndim, 1))
     if x.ndim == 0:
         return x.copy()

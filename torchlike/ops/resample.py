@@ -27,10 +27,9 @@ import math
 import numpy as np
 
 from ..errors import UnsupportedOpError
-from ..ir.types import DTYPE_TO_SCALAR_NAME
 from .functions import register_function
 from .registry import defop, lookup
-from .tensor_common import UNKNOWN, arg, array_module_of, like, tensor_in
+from .tensor_common import UNKNOWN, arg, array_module_of, like, scalar_name, tensor_in
 
 _AXES = ("W",), ("H", "W"), ("D", "H", "W")   # the size-check message's names, per rank
 
@@ -132,7 +131,7 @@ def _check_dtype(x, mode, what):
     if x.dtype == np.uint8:  # PyTorch has uint8 bilinear/bicubic (its own fixed-point kernel)
         raise UnsupportedOpError(f"{what}: torchlike resamples uint8 tensors in the nearest "
                                  f"modes only (got mode {mode!r})")
-    name = DTYPE_TO_SCALAR_NAME.get(str(x.dtype), str(x.dtype))
+    name = scalar_name(x.dtype)
     kernel = {"nearest": "nearest", "bicubic": "cubic"}.get(kind, "linear")
     raise RuntimeError(f'{what}: "compute_indices_weights_{kernel}" not implemented for '
                        f"'{name}'")

@@ -19,9 +19,37 @@ from typing import Any, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ..errors import UnsupportedOpError
-from ..ir.types import INT, SCALAR_TYPE_ENUM, TENSOR, TensorType, Type
+from ..ir.types import DTYPE_TO_SCALAR_NAME, INT, SCALAR_TYPE_ENUM, TENSOR, TensorType, Type
 
 UNKNOWN = object()  # an argument whose value is not known while inferring types
+
+
+# -- PyTorch's messages ------------------------------------------------------------------------
+
+def scalar_name(dtype) -> str:
+    """PyTorch's name of a dtype in its messages: ``float32`` -> ``Float``."""
+    return DTYPE_TO_SCALAR_NAME.get(str(dtype), str(dtype))
+
+
+def not_implemented(what: str, dtype) -> NotImplementedError:
+    """ATen's error for a dtype its kernel is not compiled for."""
+    return NotImplementedError(f"\"{what}\" not implemented for '{scalar_name(dtype)}'")
+
+
+def broadcast_sizes(*shapes) -> tuple:
+    """The shapes broadcast together, or PyTorch's error (``infer_size``) naming the first pair
+    of sizes that clash."""
+    out: tuple = ()
+    for shape in shapes:
+        a, b = out, tuple(shape)
+        n = max(len(a), len(b))
+        a, b = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
+        for i, (x, y) in enumerate(zip(a, b)):
+            if x != y and x != 1 and y != 1:
+                raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b "
+                                   f"({y}) at non-singleton dimension {i}")
+        out = tuple(y if x == 1 else x for x, y in zip(a, b))
+    return out
 
 
 # -- argument helpers (runtime) ---------------------------------------------------------------
@@ -149,6 +177,11 @@ def broadcast_shapes(a: Sequence[Optional[int]], b: Sequence[Optional[int]]) -> 
         else:
             out.append(x)
     return tuple(reversed(out))
+
+
+def known_shape(t) -> bool:
+    """Whether ``t`` is a tensor type whose rank is known."""
+    return isinstance(t, TensorType) and t.shape is not None
 
 
 def infer_same(node, types):

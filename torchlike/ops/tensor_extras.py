@@ -27,6 +27,7 @@ from .tensor_common import (
     compute_dtype,
     dims_list,
     dtype_arg,
+    infer_same,
     like,
     reduce_axes,
     tensor_in,
@@ -375,9 +376,9 @@ defop("aten::view_as", "Tensor self, Tensor other",
       infer=lambda node, types: [like(tensor_in(types), shape=types[1].shape
                                       if isinstance(types[1], TensorType) else None)])
 defop("aten::flipud", "Tensor self", _flip_dim("flipud", 0), category="shape",
-      infer=lambda node, types: [like(tensor_in(types))])
+      infer=infer_same)
 defop("aten::fliplr", "Tensor self", _flip_dim("fliplr", 1), category="shape",
-      infer=lambda node, types: [like(tensor_in(types))])
+      infer=infer_same)
 defop("aten::tile", "Tensor self, int[] dims", _tile, category="shape",
       infer=lambda node, types: [like(tensor_in(types), shape=None)])
 defop("aten::cartesian_prod", "Tensor[] tensors", _cartesian_prod, category="shape",

@@ -15,9 +15,8 @@ from itertools import product
 import numpy as np
 
 from .registry import defop
-from .tensor_common import arg, like, tensor_in, wrap_dim
-from .tensor_misc import host, known_shape, not_implemented
-from .tensor_more import scalar_name
+from .tensor_common import arg, known_shape, like, not_implemented, scalar_name, tensor_in, wrap_dim
+from .tensor_misc import host
 
 # -- affine_grid_generator, grid_sampler -------------------------------------------------------
 

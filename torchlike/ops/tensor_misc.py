@@ -34,33 +34,24 @@ from .registry import REGISTRY, defop
 from .tensor_common import (
     UNKNOWN,
     arg,
+    broadcast_sizes,
     dtype_arg,
+    infer_same,
     known_dim,
+    known_shape,
     like,
+    not_implemented,
+    scalar_name,
     tensor_in,
     wrap_dim,
 )
-from .tensor_more import broadcast, scalar_name
 
-__all__ = ["host", "known_shape", "not_implemented"]
-
-
-def not_implemented(what: str, dtype) -> NotImplementedError:
-    """ATen's error for a dtype its kernel is not compiled for."""
-    return NotImplementedError(f"\"{what}\" not implemented for '{scalar_name(dtype)}'")
+__all__ = ["host"]
 
 
 def host(x):
     """A numpy view of ``x`` (a cupy array is copied over): for the loops run in Python."""
     return x if isinstance(x, np.ndarray) else x.get()
-
-
-def known_shape(t) -> bool:
-    return isinstance(t, TensorType) and t.shape is not None
-
-
-def _infer_like(node, types):
-    return [like(tensor_in(types))]
 
 
 # -- diag, diag_embed, rot90, take, reshape_as -------------------------------------------------
@@ -201,7 +192,7 @@ def _linalg_cross(xp, a, b, dim=-1):
     if a.shape[d] != 3 or b.shape[d] != 3:
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
                            f"{a.shape[d]} and {b.shape[d]}")
-    shape = broadcast(a.shape, b.shape)
+    shape = broadcast_sizes(a.shape, b.shape)
     if a.dtype != b.dtype:
         raise RuntimeError(f"expected scalar type {scalar_name(a.dtype)} but found "
                            f"{scalar_name(b.dtype)}")
@@ -227,7 +218,7 @@ def _infer_cross(node, types):
     shape = None
     if known_shape(a) and known_shape(b) and a.rank == b.rank and None not in a.shape + b.shape:
         try:
-            shape = broadcast(a.shape, b.shape)
+            shape = broadcast_sizes(a.shape, b.shape)
         except RuntimeError:
             pass
     return [like(a, shape=shape)]
@@ -577,7 +568,7 @@ def _scatter_add_into(xp, x, dim, index, src):
 _SCATTER_REDUCE = ("Tensor self, int dim, Tensor index, Tensor src, str reduce, "
                    "bool include_self=True")
 defop("aten::scatter_reduce", _SCATTER_REDUCE,
-      lambda xp, x, *args: _scatter_reduce_into(xp, x.copy(), *args), infer=_infer_like)
+      lambda xp, x, *args: _scatter_reduce_into(xp, x.copy(), *args), infer=infer_same)
 for _name, _schema, _into in (
         ("scatter_reduce", _SCATTER_REDUCE, _scatter_reduce_into),
         ("scatter", "Tensor self, int dim, Tensor index, Any src, str? reduce=None",

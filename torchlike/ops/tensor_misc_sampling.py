@@ -23,8 +23,17 @@ import numpy as np
 from ..ir.types import TensorType
 from .functions import register_function
 from .registry import defop
-from .tensor_common import arg, array_module_of, known_dim, like, tensor_in, wrap_dim
-from .tensor_misc import host, known_shape, not_implemented
+from .tensor_common import (
+    arg,
+    array_module_of,
+    known_dim,
+    known_shape,
+    like,
+    not_implemented,
+    tensor_in,
+    wrap_dim,
+)
+from .tensor_misc import host
 
 __all__ = ["std_sort"]
 

@@ -29,7 +29,7 @@ from math import prod
 
 import numpy as np
 
-from ..ir.types import BOOL, DTYPE_TO_SCALAR_NAME, INT, ListType, TensorType
+from ..ir.types import BOOL, INT, ListType, TensorType
 from .dtypes import operand_info, promote_types, result_type, scalar_dtype
 from .functions import register_function
 from .inplace import INPLACE_OF
@@ -38,52 +38,27 @@ from .tensor_common import (
     arg,
     array_module_of,
     broadcast_shapes,
+    broadcast_sizes,
+    infer_same,
     known_dim,
+    known_shape,
     like,
+    not_implemented,
+    scalar_name,
     tensor_in,
     wrap_dim,
 )
-
-__all__ = ["broadcast", "scalar_name"]
-
-
-def scalar_name(dtype) -> str:
-    """PyTorch's name of a dtype: ``float32`` -> ``Float``."""
-    return DTYPE_TO_SCALAR_NAME.get(str(dtype), str(dtype))
-
-
-def broadcast(a, b) -> tuple:
-    """Two shapes broadcast, or PyTorch's error (``infer_size``)."""
-    n = max(len(a), len(b))
-    out = []
-    for i in range(n):
-        sa = a[i - n + len(a)] if i - n + len(a) >= 0 else 1
-        sb = b[i - n + len(b)] if i - n + len(b) >= 0 else 1
-        if sa != sb and sa != 1 and sb != 1:
-            raise RuntimeError(f"The size of tensor a ({sa}) must match the size of tensor b "
-                               f"({sb}) at non-singleton dimension {i}")
-        out.append(sb if sa == 1 else sa)
-    return tuple(out)
-
-
-def _not_implemented(what: str, dtype) -> NotImplementedError:
-    return NotImplementedError(f"\"{what}\" not implemented for '{scalar_name(dtype)}'")
-
-
-def _known_shape(t):
-    return isinstance(t, TensorType) and t.shape is not None
-
 
 # -- prelu -----------------------------------------------------------------------------------
 
 
 def _prelu_kernel(xp, x, weight):
     if x.dtype.kind != "f":
-        raise _not_implemented("prelu_cpu", x.dtype)
+        raise not_implemented("prelu_cpu", x.dtype)
     if weight.dtype != x.dtype:
         raise RuntimeError(f"Found dtype {scalar_name(weight.dtype)} but expected "
                            f"{scalar_name(x.dtype)}")
-    broadcast(x.shape, weight.shape)
+    broadcast_sizes(x.shape, weight.shape)
     return xp.asarray(xp.where(x > 0, x, weight * x))
 
 
@@ -112,12 +87,12 @@ def _prelu(xp, x, weight):
 
 def _infer_prelu_kernel(node, types):
     t, w = tensor_in(types), tensor_in(types, 1)
-    shape = broadcast_shapes(t.shape, w.shape) if _known_shape(t) and _known_shape(w) else None
+    shape = broadcast_shapes(t.shape, w.shape) if known_shape(t) and known_shape(w) else None
     return [like(t, shape=shape)]
 
 
 defop("aten::prelu", "Tensor self, Tensor weight", _prelu,
-      infer=lambda node, types: [like(tensor_in(types))])
+      infer=infer_same)
 defop("aten::_prelu_kernel", "Tensor self, Tensor weight", _prelu_kernel,
       infer=_infer_prelu_kernel)
 
@@ -145,8 +120,8 @@ def _cdist(xp, x1, x2, p=2.0, compute_mode=None):
         raise RuntimeError(f"expected scalar type {scalar_name(x1.dtype)} but found "
                            f"{scalar_name(x2.dtype)}")
     if x1.dtype == np.float16:
-        raise _not_implemented("cdist", x1.dtype)
-    batch = broadcast(x1.shape[:-2], x2.shape[:-2])
+        raise not_implemented("cdist", x1.dtype)
+    batch = broadcast_sizes(x1.shape[:-2], x2.shape[:-2])
     r1, r2, c = x1.shape[-2], x2.shape[-2], x1.shape[-1]
     if r1 == 0 or r2 == 0 or prod(batch) == 0 or c == 0:
         return xp.zeros(batch + (r1, r2), dtype=x1.dtype)
@@ -174,7 +149,7 @@ def _cdist(xp, x1, x2, p=2.0, compute_mode=None):
 
 def _infer_cdist(node, types):
     a, b = tensor_in(types), tensor_in(types, 1)
-    if not (_known_shape(a) and _known_shape(b)) or a.rank < 2 or b.rank < 2:
+    if not (known_shape(a) and known_shape(b)) or a.rank < 2 or b.rank < 2:
         return [like(a, shape=None)]
     return [like(a, shape=broadcast_shapes(a.shape[:-2], b.shape[:-2]) +
                  (a.shape[-2], b.shape[-2]))]
@@ -241,7 +216,7 @@ def _infer_isin(node, types):
 def _masked_select(xp, x, mask):
     if mask.dtype != np.bool_:
         raise RuntimeError("masked_select: expected BoolTensor for mask")
-    shape = broadcast(x.shape, mask.shape)
+    shape = broadcast_sizes(x.shape, mask.shape)
     return xp.broadcast_to(x, shape)[xp.broadcast_to(mask, shape)]
 
 
@@ -295,7 +270,7 @@ def _pixel_unshuffle(xp, x, downscale_factor):
 def _infer_pixel(shuffle: bool):
     def infer(node, types):
         t, r = tensor_in(types), arg(node, 1)
-        if not _known_shape(t) or t.rank < 3 or not isinstance(r, int) or r <= 0:
+        if not known_shape(t) or t.rank < 3 or not isinstance(r, int) or r <= 0:
             return [like(t, shape=None)]
         *lead, c, h, w = t.shape
 
@@ -332,7 +307,7 @@ def _unfold(xp, x, dimension, size, step):
 
 def _infer_unfold(node, types):
     t, d, size, step = tensor_in(types), arg(node, 1), arg(node, 2), arg(node, 3)
-    if not _known_shape(t) or not all(isinstance(v, int) for v in (size, step)) or step <= 0:
+    if not known_shape(t) or not all(isinstance(v, int) for v in (size, step)) or step <= 0:
         return [like(t, shape=None)]
     if t.rank == 0:
         return [like(t, shape=(size,))]
@@ -394,7 +369,7 @@ def _im2col(xp, x, kernel_size, dilation, padding, stride):
         raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with possibly 0 batch size "
                            f"and other non-zero dimensions for input, but got: {list(x.shape)}")
     if x.dtype.kind != "f":
-        raise _not_implemented("im2col_out_cpu", x.dtype)
+        raise not_implemented("im2col_out_cpu", x.dtype)
     a = x if x.ndim == 4 else x[None]
     n, c, h, w = a.shape
     oh, ow = _blocks((h, w), k, dl, pd, st)
@@ -443,7 +418,7 @@ def _col2im(xp, x, output_size, kernel_size, dilation, padding, stride):
         raise RuntimeError(f"{given}calculated shape of the array of sliding blocks as ({bh}, "
                            f"{bw}), which is invalid.")
     if x.dtype.kind != "f":
-        raise _not_implemented("col2im_out_cpu", x.dtype)
+        raise not_implemented("col2im_out_cpu", x.dtype)
     c = planes // (k[0] * k[1])
     cols = a.reshape(n, c, k[0], k[1], bh, bw)
     out = xp.zeros((n, c, size[0] + 2 * pd[0], size[1] + 2 * pd[1]), dtype=x.dtype)
@@ -466,7 +441,7 @@ def _int_pair(v):
 def _infer_im2col(node, types):
     t = tensor_in(types)
     k, dl, pd, st = (_int_pair(arg(node, i)) for i in range(1, 5))
-    if not _known_shape(t) or t.rank not in (3, 4) or None in (k, dl, pd, st):
+    if not known_shape(t) or t.rank not in (3, 4) or None in (k, dl, pd, st):
         return [like(t, shape=None)]
     *lead, c, h, w = t.shape
     blocks = None if None in (h, w) else prod(_blocks((h, w), k, dl, pd, st))
@@ -476,7 +451,7 @@ def _infer_im2col(node, types):
 def _infer_col2im(node, types):
     t = tensor_in(types)
     size, k = _int_pair(arg(node, 1)), _int_pair(arg(node, 2))
-    if not _known_shape(t) or t.rank not in (2, 3) or None in (size, k):
+    if not known_shape(t) or t.rank not in (2, 3) or None in (size, k):
         return [like(t, shape=None)]
     *lead, planes, _ = t.shape
     c = None if planes is None else planes // (k[0] * k[1])
@@ -493,7 +468,7 @@ defop("aten::col2im", "Tensor self, int[2] output_size, int[2] kernel_size, int[
 
 def _broadcast_shapes(xp, a, b):
     # ATen's message names the second shape "tensor a"
-    return [int(s) for s in broadcast([int(s) for s in b], [int(s) for s in a])]
+    return [int(s) for s in broadcast_sizes([int(s) for s in b], [int(s) for s in a])]
 
 
 def _infer_broadcast_shapes(node, types):

@@ -25,10 +25,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .inplace import INPLACE_OF
+from .inplace import INPLACE_OF, infer_self
 from .registry import defop
-from .tensor_common import like, tensor_in, wrap_dim
-from .tensor_more import scalar_name
+from .tensor_common import infer_same, scalar_name, wrap_dim
 
 # -- index_put -------------------------------------------------------------------------------
 
@@ -239,14 +238,6 @@ def _functional(into):
     return impl
 
 
-def _infer_like(node, types):
-    return [like(tensor_in(types))]
-
-
-def _infer_self(node, types):
-    return [types[0]]
-
-
 _OPS = (
     ("index_put", "Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False",
      _index_put_into),
@@ -257,6 +248,6 @@ _OPS = (
 )
 
 for _name, _schema, _into in _OPS:
-    defop(f"aten::{_name}", _schema, _functional(_into), infer=_infer_like)
-    defop(f"aten::{_name}_", _schema, _into, infer=_infer_self, pure=False, foldable=False)
+    defop(f"aten::{_name}", _schema, _functional(_into), infer=infer_same)
+    defop(f"aten::{_name}_", _schema, _into, infer=infer_self, pure=False, foldable=False)
     INPLACE_OF[f"aten::{_name}_"] = f"aten::{_name}"

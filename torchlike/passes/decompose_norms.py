@@ -90,14 +90,13 @@ def _normalized_shape(node: Node) -> Optional[List[int]]:
         return None
     k, shape = len(v.node.inputs), []
     for i, e in enumerate(v.node.inputs):
-        c = _constant(e)
-        size = _size_of(e)
+        c, size = _constant(e), _size_of(e)
         if isinstance(c, int) and not isinstance(c, bool) and c >= 0:
             shape.append(c)
         elif size == (x, i - k):
             shape.append(-1)
-        elif size is not None and _static_size(*size) is not None:
-            shape.append(_static_size(*size))  # of another tensor: its type's (checked inputs)
+        elif size is not None and (s := _static_size(*size)) is not None:
+            shape.append(s)  # of another tensor: its type's (checked inputs)
         else:
             return None
     return shape
