@@ -39,6 +39,7 @@ import re
 from typing import Dict, List, Set
 
 from ..fuser.backend import GroupSpec, KernelSource, Unsupported, ValueKind
+from ..fuser.row_plan import block_split
 from ..fuser.row_reduce import NORMS, RedInfo
 from ..ir.graph import Value
 from ..ops import elementwise_base as ew
@@ -102,7 +103,7 @@ class RowRenderer(_Renderer):
     # -- per element ---------------------------------------------------------------------------
     def element_at(self, i: int) -> str:
         """Where input ``i`` is read for the element at ``j`` of the row."""
-        return f"w{i}[j]" if self.plan.inputs[i] == "full" else f"f{i}[j]"
+        return f"w{i}[j]" if self.plan.inputs[i] in ("full", "block") else f"f{i}[j]"
 
     def element_lines(self, wanted: List[Value], loop_pass: int) -> List[str]:
         """Statements computing the per-element ``wanted`` values at ``j`` (inputs loaded,
@@ -388,7 +389,7 @@ class RowRenderer(_Renderer):
         body = self.row_body()  # first: it decides the buffers
         head = [f"R = {' * '.join(rows) or '1'}", f"N = {' * '.join(row) or '1'}"]
         for i, cls in enumerate(plan.inputs):
-            if cls in ("full", "rowvec", "perrow"):
+            if cls in ("full", "rowvec", "perrow", "block"):
                 head.append(f"f{i} = in{i}.reshape(in{i}.size)")
         for j in range(len(self.outputs)):
             head.append(f"o{j} = out{j}.reshape(out{j}.size)")
@@ -402,8 +403,59 @@ class RowRenderer(_Renderer):
         views = [f"w{i} = f{i}[base:base + N]" for i, cls in enumerate(plan.inputs)
                  if cls == "full"]
         views += [f"p{j} = o{j}[base:base + N]" for j, lv in enumerate(plan.out_levels) if lv == 2]
-        chunk += ["    base = r * N"] + ["    " + s for s in views + body]
+        blocks = [i for i, cls in enumerate(plan.inputs) if cls == "block"]
+        if blocks:
+            head += [f"S{d} = {size}" for d, size in enumerate(rows + row)]
+            chunk[1:1] = self.block_buffers(blocks)
+        chunk += ["    base = r * N"] + ["    " + s for s in self.block_rows(blocks) + views + body]
         return head + [f"for c in {rng}(nch):"] + ["    " + s for s in chunk]
+
+    def block_buffers(self, blocks: List[int]) -> List[str]:
+        """Per chunk: the row buffer each ``block`` input is expanded into (``ob<i>``: the offset
+        of the input's row it holds, none yet)."""
+        lines = []
+        for i in blocks:
+            if block_split(self.padded_input(i), self.plan.shape, self.plan.k) < self.plan.k:
+                dt = self.spec.signature[i].dtype  # float16 travels as its bits
+                lines.append(f"w{i} = np.empty(N, np.{'uint16' if dt == 'float16' else dt})")
+            lines.append(f"ob{i} = -1")
+        return lines
+
+    def padded_input(self, i: int):
+        s = self.spec.signature[i].shape
+        return (1,) * (len(self.plan.shape) - len(s)) + tuple(s)
+
+    def block_rows(self, blocks: List[int]) -> List[str]:
+        """Per row: each ``block`` input's row ``w<i>`` -- a view where the input has the whole
+        row (broadcast over some rows only), else the row buffer, refilled when the row of the
+        input differs from the last one's (a group norm's weight: once per group)."""
+        plan, lines = self.plan, []
+        n, k = len(plan.shape), plan.k
+        for i in blocks:
+            p = self.padded_input(i)
+            s = block_split(p, plan.shape, k)
+            # the offset of row r's part of the input: r's index in each rows dim the input
+            # has (not size 1) times the input's stride there
+            terms = []
+            for d in range(n - k):
+                if p[d] != 1:
+                    below = " * ".join(f"S{e}" for e in range(d + 1, n - k)) or "1"
+                    stride = " * ".join(f"S{e}" for e in range(d + 1, n) if p[e] != 1) or "1"
+                    terms.append(f"((r // ({below})) % S{d}) * ({stride})")
+            off = " + ".join(terms) or "0"
+            lines.append(f"oc{i} = {off}")
+            if s == k:
+                lines.append(f"w{i} = f{i}[oc{i}:oc{i} + N]")
+                continue
+            outer = " * ".join(f"S{d}" for d in range(n - k, n - k + s)) or "1"
+            inner = " * ".join(f"S{d}" for d in range(n - k + s, n))
+            lines += [f"if oc{i} != ob{i}:",
+                      f"    ob{i} = oc{i}",
+                      f"    for jo in range({outer}):",
+                      f"        t{i} = f{i}[oc{i} + jo]",
+                      f"        for ji in range({inner}):",
+                      f"            w{i}[jo * ({inner}) + ji] = t{i}"]
+        return lines
 
 
 def render(spec: GroupSpec, key_hash: str, header: str, renderer=None) -> KernelSource:

@@ -12,7 +12,22 @@ from .column_plan import plan_columns
 from .kernel_spec import kernel_outputs
 from .row_reduce import RowPlan, padded
 
-__all__ = ["plan_rows"]
+__all__ = ["plan_rows", "block_split"]
+
+
+def block_split(p: Tuple[int, ...], shape: Tuple[int, ...], k: int):
+    """For an input of padded shape ``p`` broadcast within the row (class ``block``): the ``s``
+    for which its row part is the row's first ``s`` dims followed by size-1 dims (constant over
+    the row's last ``k - s`` dims: a group norm's per-channel weight ``(G, C/G, 1)`` against
+    ``(N, G, C/G, H*W)``), its rows part any mix of full and size-1 dims; else None."""
+    n = len(shape)
+    if any(a not in (1, b) for a, b in zip(p, shape)):
+        return None
+    row, prow = shape[n - k:], p[n - k:]
+    for s in range(k, -1, -1):
+        if prow[:s] == row[:s] and all(d == 1 for d in prow[s:]):
+            return s
+    return None
 
 
 def plan_rows(spec: GroupSpec, layouts: Tuple[str, ...] = ("rows",)) -> RowPlan:
@@ -52,6 +67,8 @@ def plan_rows(spec: GroupSpec, layouts: Tuple[str, ...] = ("rows",)) -> RowPlan:
             cls, lv = "rowvec", 2
         elif len(s.shape) == n and p == keep_shape:
             cls, lv = "perrow", 1
+        elif block_split(p, shape, k) is not None:
+            cls, lv = "block", 2
         else:
             raise Unsupported("unsupported input broadcast within a row or across some rows")
         classes.append(cls)

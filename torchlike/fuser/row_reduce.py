@@ -28,7 +28,8 @@ value per row (a reduction result, per-row arithmetic on it), 0 is uniform (cons
 scalars, size-1 arrays).  ``Unsupported`` -- and the executor then splits the group into its
 elementwise parts and runs the reductions interpreted, as without reduction fusion -- when:
 the reductions of the group reduce different shapes or numbers of trailing dims; an input is
-not C-contiguous (or is broadcast inside the row or across only some rows); a per-row value
+not C-contiguous (or is broadcast inside the row other than as a ``block``: constant over the
+row's last dims, a group norm's per-channel weight); a per-row value
 meets a per-element one without keepdim (its broadcast would not be per row); an output is not
 the full shape nor one value per row; a ``ConstantChunk`` is in the group.  An empty row for
 ``amax``/``amin`` is the interpreter's (it raises PyTorch's error).
@@ -254,7 +255,9 @@ class RowPlan:
     """How the group runs row by row (see the module docstring): ``shape`` = rows + row,
     ``k`` trailing dims reduced; each input's class (``full``: the whole shape, read at
     ``r * N + j``; ``rowvec``: broadcast over the rows, read at ``j``; ``perrow``: one value per
-    row (keepdim shape), read at ``r``; ``uniform``: size 1; ``scalar``: a Python scalar);
+    row (keepdim shape), read at ``r``; ``block``: broadcast within the row, constant over
+    its trailing dims (``row_plan.block_split``: the row's copy of it is expanded into a row
+    buffer); ``uniform``: size 1; ``scalar``: a Python scalar);
     each value's ``level`` and ``avail`` (how many passes over the row must be done before it
     can be computed); ``passes``: the accumulation passes."""
 

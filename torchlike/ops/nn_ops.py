@@ -1,25 +1,15 @@
 """Non-elementwise ``torch.nn.functional`` ops that sit around fusible regions and run in the
-interpreter (layer_norm, batch_norm and glu: ``normalization.py``) (PyTorch's semantics and error messages; float16 computes in float32 as PyTorch's
-opmath does)::
+interpreter (the normalizations and glu: ``normalization.py``), with PyTorch's semantics and
+error messages::
 
     %y : Tensor = aten::linear(%x, %w, %b)
-    %n : Tensor = aten::group_norm(%x, %groups, %w, %b, %eps, %cudnn)
     %e : Tensor = aten::embedding(%weight, %indices, %padding_idx, %scale, %sparse)
 """
 from __future__ import annotations
 
-import numpy as np
-
 from .linalg import _check_same_dtype, _infer_matmul, _matmul_arrays
 from .registry import defop
-from .tensor_common import compute_dtype, like, tensor_in
-
-
-def _float_compute(x):
-    if x.dtype.kind != "f":
-        raise RuntimeError(f"expected a floating-point input, got {x.dtype}")
-    return np.dtype(compute_dtype(str(x.dtype)))
-
+from .tensor_common import like, tensor_in
 
 # -- linear --------------------------------------------------------------------------------------
 
@@ -46,35 +36,6 @@ def _infer_linear(node, types):
 
 defop("aten::linear", "Tensor input, Tensor weight, Tensor? bias=None", _linear,
       infer=_infer_linear)
-
-
-# -- normalizations ------------------------------------------------------------------------------
-
-def _group_norm(xp, x, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enabled=True):
-    n, c = x.shape[0], x.shape[1]
-    if num_groups <= 0 or c % num_groups:
-        raise RuntimeError(f"Expected number of channels in input to be divisible by "
-                           f"num_groups, but got input of shape {list(x.shape)} and "
-                           f"num_groups={num_groups}")
-    comp = _float_compute(x)
-    xc = x.astype(comp, copy=False).reshape(n, num_groups, -1)
-    mean = xc.mean(axis=2, keepdims=True)
-    var = ((xc - mean) ** 2).mean(axis=2, keepdims=True)
-    y = ((xc - mean) / xp.sqrt(var + comp.type(eps))).reshape(x.shape)
-    param_shape = (c,) + (1,) * (x.ndim - 2)
-    if weight is not None:
-        y = y * weight.astype(comp, copy=False).reshape(param_shape)
-    if bias is not None:
-        y = y + bias.astype(comp, copy=False).reshape(param_shape)
-    return y.astype(x.dtype, copy=False)
-
-
-def _same_as_input(node, types):
-    return [tensor_in(types, 0)]
-
-
-defop("aten::group_norm", "Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, "
-      "float eps=1e-05, bool cudnn_enabled=True", _group_norm, infer=_same_as_input)
 
 
 # -- embedding -----------------------------------------------------------------------------------

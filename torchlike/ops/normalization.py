@@ -1,9 +1,11 @@
-"""``aten::glu``, ``aten::layer_norm``, ``aten::rms_norm``, ``aten::batch_norm`` and
-``aten::instance_norm``: the ops the graphs of ``F.glu``, ``F.layer_norm``, ``F.rms_norm``,
-``F.batch_norm`` and ``F.instance_norm`` (``ops/nn_functions.py``) end in.  Interpreted as
-such; ``passes/decompose_norms.py`` lowers layer_norm and rms_norm to a row reduction's parts
-(with ``torchlike::norm_input`` keeping their checks) and an eval-mode batch_norm to ``x * scale
-+ shift`` (``torchlike::batch_norm_affine``), which fuse.
+"""``aten::glu``, ``aten::layer_norm``, ``aten::rms_norm``, ``aten::batch_norm``,
+``aten::group_norm`` and ``aten::instance_norm``: the ops the graphs of ``F.glu``,
+``F.layer_norm``, ``F.rms_norm``, ``F.batch_norm``, ``F.group_norm`` and ``F.instance_norm``
+(``ops/nn_functions.py``) end in.  Interpreted as such; ``passes/decompose_norms.py`` lowers
+layer_norm and rms_norm to a row reduction's parts (with ``torchlike::norm_input`` keeping
+their checks), group_norm to the same parts over its input seen as rows of groups
+(``torchlike::group_norm_rows``), and an eval-mode batch_norm to ``x * scale + shift``
+(``torchlike::batch_norm_affine``), which fuse.
 
 Parameters must have the input's dtype (float32 ones may go with a float16 input), as on
 PyTorch's CPU.  They compute in float64 and round once to the input's dtype (PyTorch's CPU kernels accumulate
@@ -274,6 +276,73 @@ def _batch_norm(xp, x, weight, bias, running_mean, running_var, training, moment
 defop("aten::batch_norm", "Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "
       "Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled",
       _batch_norm, infer=infer_same, pure=False)
+
+
+def _check_group_norm(x, num_groups, weight, bias) -> None:
+    """PyTorch's checks of a group norm's arguments, its messages included."""
+    if x.ndim < 2:
+        r = max(x.ndim, 1)
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-r}, {r - 1}], "
+                         f"but got 1)")
+    _float_input("GroupNormKernelImpl", x)
+    c = x.shape[1]
+    if num_groups <= 0:
+        raise RuntimeError(f"Expected num groups to be greater than 0, got {num_groups}")
+    if c % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by "
+                           f"num_groups, but got input of shape {list(x.shape)} and "
+                           f"num_groups={num_groups}")
+    for name, p in (("weight", weight), ("bias", bias)):
+        if p is not None and (p.ndim != 1 or p.shape[0] != c):
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of "
+                               f"channels in input, but got {name} of shape {list(p.shape)} "
+                               f"and input of shape {list(x.shape)}")
+    _check_params(x, (weight, bias))
+    if weight is not None and bias is not None and weight.dtype != bias.dtype:
+        raise RuntimeError(f"expected scalar type {weight.dtype} but found {bias.dtype}")
+
+
+def _group_norm(xp, x, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enabled=True):
+    _check_group_norm(x, num_groups, weight, bias)
+    count = x.size // max(x.shape[0] * num_groups, 1)  # elements per group
+    x64 = x.astype(np.float64).reshape(x.shape[0], num_groups, count)
+    with np.errstate(all="ignore"):
+        mean = x64.sum(axis=2, keepdims=True) / max(count, 1)
+        var = ((x64 - mean) ** 2).sum(axis=2, keepdims=True) / max(count, 1)
+        y = ((x64 - mean) / xp.sqrt(var + eps)).reshape(x.shape)
+        return _affine(y, _per_channel(weight, x.ndim), _per_channel(bias, x.ndim)).astype(
+            x.dtype)
+
+
+defop("aten::group_norm", "Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, "
+      "float eps=1e-05, bool cudnn_enabled=True", _group_norm, infer=infer_same)
+
+
+# -- what passes/decompose_norms.py lowers group_norm to: the input seen as rows of groups ------
+
+def _group_rows(xp, x, num_groups, weight, bias):
+    """``x`` (N, C, *) viewed as (N, G, C/G, prod(*)) after the group norm's checks: the rows
+    (N, G) a row kernel reduces over the trailing two dims, a per-channel weight of shape
+    (G, C/G, 1) broadcasting against it."""
+    _check_group_norm(x, num_groups, weight, bias)
+    n, c = x.shape[:2]
+    return x.reshape(n, num_groups, c // num_groups, math.prod(x.shape[2:]))
+
+
+def _infer_group_rows(node, types):
+    x, g = tensor_in(types), arg(node, 1, None)
+    shape = None
+    if x.shape is not None and len(x.shape) >= 2 and isinstance(g, int) and g > 0 and \
+            None not in x.shape and x.shape[1] % g == 0:
+        shape = (x.shape[0], g, x.shape[1] // g, math.prod(x.shape[2:]))
+    return [like(x, shape=shape)]
+
+
+defop("torchlike::group_norm_rows", "Tensor input, int num_groups, Tensor? weight, "
+      "Tensor? bias", _group_rows, category="shape", python_name=None, infer=_infer_group_rows)
+defop("torchlike::group_norm_param", "Tensor self, int num_groups",
+      lambda xp, p, num_groups: p.reshape(num_groups, -1, 1), category="shape",
+      python_name=None, infer=lambda node, types: [like(tensor_in(types), shape=None)])
 
 
 def _instance_norm(xp, x, weight, bias, running_mean, running_var, use_input_stats, momentum,

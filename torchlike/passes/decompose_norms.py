@@ -41,19 +41,27 @@ An eval-mode batch norm (``training`` the constant False, running statistics giv
 ``torchlike::batch_norm_affine`` (as PyTorch's CPU kernel computes them; it makes the op's
 checks), so a convolution's batch norm and activation are one elementwise kernel.  Training
 mode, which updates the running statistics in place, stays the op.
+
+A group norm (``nn.GroupNorm``, ``F.group_norm``) becomes a layer norm's parts over its input
+seen as rows of groups, ``(N, G, C/G, H*W...)`` (``torchlike::group_norm_rows``: a view, after
+the op's checks), with its per-channel weight and bias seen as ``(G, C/G, 1)``: one row kernel
+with what follows it (a U-Net's SiLU), the weight expanded into a row buffer per group
+(``RowPlan``'s ``block`` inputs), the result viewed back as the input's shape.
 """
 from __future__ import annotations
 
 from typing import FrozenSet, List, Optional
 
 from ..ir.graph import Block, Graph, Node, Value
-from ..ir.types import BOOL, FLOAT, INT, NONE, STR, ListType, OptionalType, TensorType
+from ..ir.types import BOOL, FLOAT, INT, NONE, NUMBER, STR, ListType, OptionalType, TensorType
+from ..ops import registry
 
 __all__ = ["decompose_norms", "LOWERED"]
 
-LOWERED = ("aten::layer_norm", "aten::rms_norm", "aten::batch_norm")
+LOWERED = ("aten::layer_norm", "aten::rms_norm", "aten::batch_norm", "aten::group_norm")
 _FLOAT_DTYPES = (None, "float16", "bfloat16", "float32", "float64")
 _SIZE_WRAPPERS = ("aten::Int", "prim::NumToTensor")
+_SCALAR_TYPES = (INT, FLOAT, BOOL, NONE, STR, NUMBER)  # what an elementwise op's scalars are
 # what builds a normalized shape; left unused by the lowering, removed with it
 _SHAPE_BUILDERS = ("prim::ListConstruct", "aten::size", "aten::__getitem__") + _SIZE_WRAPPERS
 
@@ -141,6 +149,8 @@ def _tensor_or_none(v: Value) -> Optional[str]:
 def _lower(graph: Graph, block: Block, node: Node) -> bool:
     if node.kind == "aten::batch_norm":
         return _lower_batch_norm(graph, block, node)
+    if node.kind == "aten::group_norm":
+        return _lower_group_norm(graph, block, node)
     layer = node.kind == "aten::layer_norm"
     if len(node.inputs) != (6 if layer else 4) or len(node.outputs) != 1:
         return False
@@ -248,3 +258,82 @@ def _lower_batch_norm(graph: Graph, block: Block, node: Node) -> bool:
     out.replace_all_uses_with(y)
     block.remove(node)
     return True
+
+
+def _lower_group_norm(graph: Graph, block: Block, node: Node) -> bool:
+    """A group norm over its input seen as rows of groups, ``x4 (N, G, C/G, H*W...)`` of
+    ``torchlike::group_norm_rows`` (which makes the op's checks): the row mean and biased
+    variance over the trailing two dims, the epilogue, the weight and bias per channel as
+    ``(G, C/G, 1)`` (``torchlike::group_norm_param``), the result viewed back as the input."""
+    if len(node.inputs) != 6 or len(node.outputs) != 1:
+        return False
+    x, groups, w, b, eps = node.inputs[:5]
+    kinds = [_tensor_or_none(v) for v in (w, b)]
+    if None in kinds or groups.type != INT or eps.type not in (FLOAT, INT) or \
+            not isinstance(x.type, TensorType) or x.type.dtype not in _FLOAT_DTYPES:
+        return False
+    at, src = block.nodes.index(node), node.source
+
+    def const(value, t):
+        nonlocal at
+        v = graph.insert_constant(value, t, block=block, index=at)
+        at += 1
+        return v
+
+    def op(kind, inputs, t=None):
+        nonlocal at
+        n = graph.create(kind, inputs, [t or TensorType()], block=block, index=at, source=src)
+        at += 1
+        return n.output()
+
+    none, one = const(None, NONE), const(1, INT)
+    params = [v if k == "tensor" else none for v, k in zip((w, b), kinds)]
+    x4 = op("torchlike::group_norm_rows", [x, groups] + params, TensorType(x.type.dtype))
+    dims, true = const([-2, -1], ListType(INT)), const(True, BOOL)
+    mean = op("aten::mean", [x4, dims, true, none])
+    var = op("aten::var", [x4, dims, const(False, BOOL), true])
+    y = op("aten::mul", [op("aten::sub", [x4, mean, one]),
+                         op("aten::rsqrt", [op("aten::add", [var, eps, one])])])
+    if kinds[0] == "tensor":
+        y = op("aten::mul", [y, op("torchlike::group_norm_param", [w, groups])])
+    if kinds[1] == "tensor":
+        y = op("aten::add", [y, op("torchlike::group_norm_param", [b, groups]), one])
+    if "tensor" in kinds:  # float32 parameters of a float16 input: the input's dtype
+        y = op("torchlike::cast_like", [y, x4])
+    y = op("aten::reshape_as", [y, x])
+    out = node.output()
+    y.type = out.type
+    out.replace_all_uses_with(y)
+    block.remove(node)
+    _sink_view(block, y.node)
+    return True
+
+
+def _zero_dim(v: Value) -> bool:
+    """A tensor known to be 0-d (a traced ``+ 1``'s constant): it broadcasts against anything."""
+    return isinstance(v.type, TensorType) and v.type.shape == ()
+
+
+def _sink_view(block: Block, view: Node) -> None:
+    """Move the elementwise nodes whose only tensor is the viewed-back result (an activation,
+    ``+ 1``) before the view back, so that they join the row kernel; the view follows the last
+    of them.  (Elementwise work commutes with a view when nothing else broadcasts against it.)"""
+    graph = block.graph
+    while True:
+        out = view.output()
+        if len(out.uses) != 1 or any(out in b.returns for b in graph.all_blocks()):
+            return
+        user = out.uses[0]
+        op = registry.lookup(user.kind)
+        if user.owning_block is not block or op is None or not op.is_elementwise or \
+                len(user.outputs) != 1 or user.kind.endswith("_") or any(
+                    v is not out and v.type not in _SCALAR_TYPES and not _zero_dim(v)
+                    for v in user.inputs):
+            return
+        result = user.output()
+        user.replace_input(user.inputs.index(out), view.inputs[0])
+        result.replace_all_uses_with(out)
+        view.replace_input(0, result)
+        out.type, result.type = result.type, TensorType(getattr(result.type, "dtype", None))
+        block.nodes.remove(view)
+        block.nodes.insert(block.nodes.index(user) + 1, view)

@@ -1,0 +1,237 @@
+"""``aten::group_norm`` lowered to a row reduction over its input seen as rows of groups
+(``passes/decompose_norms.py``), and the row plan's ``block`` inputs that make its per-channel
+weight one kernel with it: broadcast within the row, constant over the row's last dims.  The
+fused kernel runs (strict mode, the executor's counters), gives the op's answer (the
+interpreter's float64 ``aten::group_norm``; PyTorch where installed) and raises the op's own
+errors.
+"""
+import numpy as np
+import pytest
+from test_cuda_rows import emulated_cuda, needs_gxx  # noqa: F401 (fixture)
+from test_fused_reductions import close, interpreted
+from test_norm_lowering import rng_data, run_strict
+
+from torchlike import jit
+from torchlike.errors import ExecutionError
+from torchlike.fuser import config, executor
+from torchlike.ir import parse_graph
+from torchlike.passes.decompose_norms import decompose_norms
+
+pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning"),
+              pytest.mark.usefixtures("kernel_cache")]
+
+# nn.GroupNorm(G, C) then SiLU, as torch.jit.trace prints it (a U-Net's block), types unknown
+GROUP_NORM_SILU = """graph(%x : Tensor,
+      %w : Tensor,
+      %b : Tensor):
+  %3 : int = prim::Constant[value=GROUPS]() # torch/nn/functional.py:3042:0
+  %4 : float = prim::Constant[value=1.0000000000000001e-05]() # torch/nn/functional.py:3042:0
+  %5 : bool = prim::Constant[value=1]() # torch/nn/functional.py:3042:0
+  %y : Tensor = aten::group_norm(%x, %3, %w, %b, %4, %5) # torch/nn/functional.py:3042:0
+  %z : Tensor = aten::silu(%y) # f.py:4:0
+  return (%z)
+"""
+
+
+def gn_graph(groups):
+    return parse_graph(GROUP_NORM_SILU.replace("GROUPS", str(groups)))
+
+
+def kinds(graph):
+    return [n.kind for n in graph.nodes if n.kind != "prim::Constant"]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("shape,groups", [((2, 6, 5, 7), 3), ((4, 8), 2), ((2, 6, 3, 4, 5), 6),
+                                          ((3, 32, 9, 9), 1), ((2, 64, 30, 30), 32),
+                                          ((0, 4, 3), 2), ((2, 4, 0), 2)])
+def test_group_norm_and_its_activation_are_one_row_kernel(strict_cpu, shape, groups, dtype):
+    graph = gn_graph(groups)
+    fused = jit.fuse(graph)
+    assert kinds(fused) == ["torchlike::group_norm_rows", "torchlike::group_norm_param",
+                            "torchlike::group_norm_param", "prim::FusionGroup",
+                            "aten::reshape_as"], fused
+    inside = [n.kind for n in fused.nodes[-2].attrs["Subgraph"].nodes]
+    assert "aten::mean" in inside and "aten::silu" in inside, inside
+    args = [rng_data(shape, dtype, 1), rng_data(shape[1:2], dtype, 2),
+            rng_data(shape[1:2], dtype, 3)]
+    got, kernels = run_strict(fused, *args)
+    assert kernels == 1
+    close(got[0], interpreted(graph, *args)[0], dtype, f"{shape} {groups} {dtype}")
+
+
+def test_float16_input_with_float32_parameters(strict_cpu):
+    graph = gn_graph(2)
+    args = [rng_data((3, 4, 10), "float16"), rng_data((4,), "float32", 1),
+            rng_data((4,), "float32", 2)]
+    got, kernels = run_strict(jit.fuse(graph), *args)
+    assert kernels == 1 and got[0].dtype == np.float16  # PyTorch's: the input's dtype
+    close(got[0], interpreted(graph, *args)[0], "float16")
+
+
+def test_without_affine_parameters(strict_cpu):
+    text = GROUP_NORM_SILU.replace("aten::group_norm(%x, %3, %w, %b,",
+                                   "aten::group_norm(%x, %3, %n, %n,").replace(
+        "  %5 : bool", "  %n : NoneType = prim::Constant()\n  %5 : bool")
+    graph = parse_graph(text.replace("GROUPS", "4"))
+    fused = jit.fuse(graph)
+    assert "torchlike::group_norm_param" not in kinds(fused)
+    args = [rng_data((2, 8, 6, 6), "float32"), rng_data((8,), "float32"),
+            rng_data((8,), "float32")]
+    got, kernels = run_strict(fused, *args)
+    assert kernels == 1
+    close(got[0], interpreted(graph, *args)[0], "float32")
+
+
+# -- the op's own errors ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("fused", [False, True])
+def test_bad_calls_raise_the_ops_errors(fused):
+    graph = gn_graph(2)
+    run = (lambda *a: jit.run(jit.fuse(graph), *a)) if fused else \
+        (lambda *a: jit.run(graph, *a))
+    x, w = rng_data((2, 4, 5), "float32"), rng_data((4,), "float32")
+    cases = [
+        ((rng_data((2, 5, 5), "float32"), rng_data((5,), "float32"), rng_data((5,), "float32")),
+         "Expected number of channels in input to be divisible by num_groups, but got input "
+         "of shape [2, 5, 5] and num_groups=2"),
+        ((x, rng_data((3,), "float32"), w),
+         "Expected weight to be a vector of size equal to the number of channels in input, "
+         "but got weight of shape [3] and input of shape [2, 4, 5]"),
+        ((x, w, rng_data((2, 2), "float32")), "bias of shape [2, 2]"),
+        ((x.astype(np.int32), w, w), "\"GroupNormKernelImpl\" not implemented for 'Int'"),
+        ((x, w, w.astype(np.float64)), "mixed dtype (CPU)"),
+        ((rng_data((4,), "float32"), w, w), "Dimension out of range"),
+    ]
+    for args, message in cases:
+        with pytest.raises(ExecutionError) as info:
+            run(*args)
+        assert message in str(info.value), str(info.value)
+        assert "torch/nn/functional.py:3042:0" in str(info.value)  # the op's source line
+
+
+def test_zero_groups_is_the_ops_error():
+    with pytest.raises(ExecutionError, match="Expected num groups to be greater than 0, got 0"):
+        jit.run(jit.fuse(gn_graph(0)), rng_data((2, 4, 5), "float32"),
+                rng_data((4,), "float32"), rng_data((4,), "float32"))
+
+
+def test_optional_weight_is_not_lowered():
+    graph = parse_graph(GROUP_NORM_SILU.replace("%w : Tensor,", "%w : Tensor?,")
+                        .replace("GROUPS", "2"))
+    assert decompose_norms(graph) == 0
+    assert decompose_norms(gn_graph(2)) == 1
+
+
+# -- what follows the view back ---------------------------------------------------------------
+
+def test_only_consumers_without_other_tensors_move_before_the_view(strict_cpu):
+    """``silu(gn(x)) * 2 + x``: the activation and the scale join the row kernel; the residual
+    add, whose other operand is a tensor of the input's shape, stays after the view back."""
+    text = GROUP_NORM_SILU.replace("  return (%z)", """  %s : int = prim::Constant[value=2]()
+  %m : Tensor = aten::mul(%z, %s)
+  %one : int = prim::Constant[value=1]()
+  %r : Tensor = aten::add(%m, %x, %one)
+  return (%r)""")
+    graph = parse_graph(text.replace("GROUPS", "2"))
+    fused = jit.fuse(graph)
+    assert kinds(fused)[-3:] == ["prim::FusionGroup", "aten::reshape_as", "prim::FusionGroup"]
+    row = [n.kind for n in fused.nodes if n.kind == "prim::FusionGroup"][0]
+    assert row
+    first = [n for n in fused.nodes if n.kind == "prim::FusionGroup"][0].attrs["Subgraph"]
+    assert {"aten::silu", "aten::mul"} <= {n.kind for n in first.nodes}
+    args = [rng_data((3, 4, 7, 7), "float32"), rng_data((4,), "float32", 1),
+            rng_data((4,), "float32", 2)]
+    got, kernels = run_strict(fused, *args)
+    assert kernels == 2
+    close(got[0], interpreted(graph, *args)[0], "float32")
+
+
+# -- block inputs of a row kernel -------------------------------------------------------------
+
+# A layer norm over (C, H, W) written from its parts, with a per-channel weight (C, 1, 1) and a
+# per-sample-and-channel bias (N, C, 1, 1): both broadcast within the row
+BLOCK_PARTS = """graph(%x : Tensor, %w : Tensor, %b : Tensor):
+  %dims : int[] = prim::Constant[value=[-3, -2, -1]]()
+  %t : bool = prim::Constant[value=1]()
+  %f : bool = prim::Constant[value=0]()
+  %none : NoneType = prim::Constant()
+  %one : int = prim::Constant[value=1]()
+  %eps : float = prim::Constant[value=1e-5]()
+  %m : Tensor = aten::mean(%x, %dims, %t, %none)
+  %v : Tensor = aten::var(%x, %dims, %f, %t)
+  %d : Tensor = aten::sub(%x, %m, %one)
+  %ve : Tensor = aten::add(%v, %eps, %one)
+  %r : Tensor = aten::rsqrt(%ve)
+  %y0 : Tensor = aten::mul(%d, %r)
+  %y1 : Tensor = aten::mul(%y0, %w)
+  %y : Tensor = aten::add(%y1, %b, %one)
+  return (%y)"""
+
+
+def block_args(n=4, c=6, h=5, w=7):
+    return [rng_data((n, c, h, w), "float32"), rng_data((c, 1, 1), "float32", 1),
+            rng_data((n, c, 1, 1), "float32", 2)]
+
+
+def test_inputs_broadcast_within_the_row_are_one_kernel(strict_cpu):
+    graph = parse_graph(BLOCK_PARTS)
+    fused = jit.fuse(graph)
+    for shape in [(4, 6, 5, 7), (3, 2, 1, 9), (1, 5, 3, 3)]:
+        args = block_args(*shape)
+        got, kernels = run_strict(fused, *args)
+        assert kernels == 1
+        x = args[0].astype(np.float64)
+        mean, var = x.mean(axis=(1, 2, 3), keepdims=True), x.var(axis=(1, 2, 3), keepdims=True)
+        want = ((x - mean) / np.sqrt(var + 1e-5) * args[1] + args[2]).astype(np.float32)
+        close(got[0], want, "float32", str(shape))
+
+
+@needs_gxx
+def test_cuda_splits_a_group_with_block_inputs_and_agrees(emulated_cuda):  # noqa: F811
+    """The CUDA row kernel has no ``block`` inputs: the executor splits the group (its
+    elementwise parts compiled, the reductions interpreted), with the same answer."""
+    config.set_strict(False)
+    graph = parse_graph(BLOCK_PARTS)
+    args = block_args()
+    executor.clear_caches()
+    jit.reset_stats()
+    got = jit.run(jit.fuse(graph), *args)
+    assert jit.stats()["groups_split"] == 1
+    close(got, interpreted(graph, *args)[0], "float32", emulated_cuda)
+
+
+# -- against PyTorch -----------------------------------------------------------------------------
+
+def test_scripted_and_traced_group_norm_match_pytorch(torch, strict_cpu):
+    F = torch.nn.functional
+
+    def unet_block(x, w, b):
+        return F.silu(F.group_norm(x, 4, w, b) + 1)
+
+    def plain(x, w, b):
+        return F.group_norm(x, 2, eps=1e-3) * 2
+
+    for fn in (unet_block, plain):
+        for capture in ("script", "trace"):
+            args = (torch.randn(3, 8, 5, 6), torch.randn(8), torch.randn(8))
+            f = torch.jit.script(fn) if capture == "script" else torch.jit.trace(fn, args)
+            fused = jit.fuse(parse_graph(str(f.graph)))
+            assert "aten::group_norm" not in kinds(fused)
+            assert kinds(fused).count("prim::FusionGroup") == 1, fused
+            got, kernels = run_strict(fused, *[a.numpy() for a in args])
+            assert kernels == 1
+            close(got[0], fn(*args).numpy(), "float32", f"{fn.__name__} {capture}")
+
+
+def test_group_norm_module_matches_pytorch(torch, strict_cpu, tmp_path):
+    m = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), torch.nn.GroupNorm(4, 8),
+                            torch.nn.SiLU()).eval()
+    x = torch.randn(2, 3, 12, 12)
+    torch.jit.save(torch.jit.script(m), str(tmp_path / "m.pt"))
+    loaded = jit.load(str(tmp_path / "m.pt"))
+    executor.clear_caches()
+    jit.reset_stats()
+    got = loaded(x.numpy())
+    assert jit.stats()["fallbacks"] == {} and jit.stats()["cache_misses"] == 1
+    close(got, m(x).detach().numpy(), "float32")
