@@ -235,3 +235,71 @@ def test_group_norm_module_matches_pytorch(torch, strict_cpu, tmp_path):
     got = loaded(x.numpy())
     assert jit.stats()["fallbacks"] == {} and jit.stats()["cache_misses"] == 1
     close(got, m(x).detach().numpy(), "float32")
+
+
+# -- instance norm: the group norm of C groups -------------------------------------------------
+
+# F.instance_norm(x, weight=w, bias=b) then relu, as torch.jit.trace prints it
+INSTANCE_NORM_RELU = """graph(%x : Tensor,
+      %w : Tensor,
+      %b : Tensor):
+  %3 : NoneType = prim::Constant()
+  %4 : bool = prim::Constant[value=1]() # torch/nn/functional.py:2940:0
+  %5 : float = prim::Constant[value=0.10000000000000001]() # torch/nn/functional.py:2940:0
+  %6 : float = prim::Constant[value=1.0000000000000001e-05]() # torch/nn/functional.py:2940:0
+  %y : Tensor = aten::instance_norm(%x, %w, %b, %3, %3, %4, %5, %6, %4) # torch/nn/functional.py:2940:0
+  %z : Tensor = aten::relu(%y) # f.py:4:0
+  return (%z)
+"""
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("shape", [(2, 6, 5, 7), (3, 4, 10), (2, 3, 2, 3, 4), (1, 16, 1, 1)])
+def test_instance_norm_is_one_row_kernel(strict_cpu, shape, dtype):
+    graph = parse_graph(INSTANCE_NORM_RELU)
+    fused = jit.fuse(graph)
+    assert "aten::instance_norm" not in kinds(fused)
+    assert kinds(fused).count("prim::FusionGroup") == 1, fused
+    args = [rng_data(shape, dtype, 1), rng_data(shape[1:2], dtype, 2),
+            rng_data(shape[1:2], dtype, 3)]
+    got, kernels = run_strict(fused, *args)
+    assert kernels == 1
+    close(got[0], interpreted(graph, *args)[0], dtype, f"{shape} {dtype}")
+
+
+@pytest.mark.parametrize("fused", [False, True])
+def test_instance_norm_errors_are_the_ops(fused):
+    graph = parse_graph(INSTANCE_NORM_RELU)
+    run = (lambda *a: jit.run(jit.fuse(graph), *a)) if fused else \
+        (lambda *a: jit.run(graph, *a))
+    x, w = rng_data((2, 4, 5), "float32"), rng_data((4,), "float32")
+    cases = [((x, rng_data((3,), "float32"), w), "weight should contain 8 elements not 6"),
+             ((x.astype(np.int32), w, w), "\"batch_norm\" not implemented for 'Int'"),
+             ((rng_data((4,), "float32"), w, w), "Dimension out of range")]
+    for args, message in cases:
+        with pytest.raises(ExecutionError) as info:
+            run(*args)
+        assert message in str(info.value), str(info.value)
+
+
+def test_instance_norm_with_running_statistics_stays_the_op():
+    tracked = INSTANCE_NORM_RELU.replace("%3, %3, %4, %5", "%w, %b, %4, %5")
+    assert decompose_norms(parse_graph(tracked)) == 0
+    assert decompose_norms(parse_graph(INSTANCE_NORM_RELU)) == 1
+
+
+def test_instance_norm_module_matches_pytorch(torch, strict_cpu, tmp_path):
+    m = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), torch.nn.InstanceNorm2d(8, affine=True),
+                            torch.nn.ReLU()).eval()
+    with torch.no_grad():
+        m[1].weight.normal_()
+        m[1].bias.normal_()
+    x = torch.randn(2, 3, 12, 12)
+    torch.jit.save(torch.jit.script(m), str(tmp_path / "m.pt"))
+    loaded = jit.load(str(tmp_path / "m.pt"))
+    executor.clear_caches()
+    jit.reset_stats()
+    got = loaded(x.numpy())
+    assert jit.stats()["fallbacks"] == {} and jit.stats()["cache_misses"] >= 1
+    close(got, m(x).detach().numpy(), "float32")
+    assert not any(n.kind == "aten::instance_norm" for n in loaded.graph_for(x.numpy()).all_nodes())

@@ -278,12 +278,27 @@ defop("aten::batch_norm", "Tensor input, Tensor? weight, Tensor? bias, Tensor? r
       _batch_norm, infer=infer_same, pure=False)
 
 
-def _check_group_norm(x, num_groups, weight, bias) -> None:
-    """PyTorch's checks of a group norm's arguments, its messages included."""
+def _channels_dim(x) -> None:
+    """A group or instance norm reads the channels at dim 1: PyTorch's error where there is
+    none."""
     if x.ndim < 2:
         r = max(x.ndim, 1)
         raise IndexError(f"Dimension out of range (expected to be in range of [{-r}, {r - 1}], "
                          f"but got 1)")
+
+
+def _check_instance_norm(xp, x, weight, bias) -> None:
+    """PyTorch's checks of an instance norm's arguments: a batch norm's of the input seen as
+    one sample of N * C channels, the parameters repeated N times."""
+    _channels_dim(x)
+    n, c = x.shape[:2]
+    rep = lambda p: None if p is None else xp.tile(p, n)  # noqa: E731
+    _check_batch_norm(x.reshape((1, n * c) + x.shape[2:]), rep(weight), rep(bias), None, None)
+
+
+def _check_group_norm(x, num_groups, weight, bias) -> None:
+    """PyTorch's checks of a group norm's arguments, its messages included."""
+    _channels_dim(x)
     _float_input("GroupNormKernelImpl", x)
     c = x.shape[1]
     if num_groups <= 0:
@@ -320,11 +335,16 @@ defop("aten::group_norm", "Tensor input, int num_groups, Tensor? weight=None, Te
 
 # -- what passes/decompose_norms.py lowers group_norm to: the input seen as rows of groups ------
 
-def _group_rows(xp, x, num_groups, weight, bias):
-    """``x`` (N, C, *) viewed as (N, G, C/G, prod(*)) after the group norm's checks: the rows
-    (N, G) a row kernel reduces over the trailing two dims, a per-channel weight of shape
-    (G, C/G, 1) broadcasting against it."""
-    _check_group_norm(x, num_groups, weight, bias)
+def _group_rows(xp, x, num_groups, weight, bias, op):
+    """``x`` (N, C, *) viewed as (N, G, C/G, prod(*)) after the checks of ``op`` (a group norm,
+    or an instance norm: ``num_groups`` -1, C groups): the rows (N, G) a row kernel reduces
+    over the trailing two dims, a per-channel weight of shape (G, C/G, 1) broadcasting against
+    it."""
+    if op == "instance_norm":
+        _check_instance_norm(xp, x, weight, bias)
+        num_groups = x.shape[1]
+    else:
+        _check_group_norm(x, num_groups, weight, bias)
     n, c = x.shape[:2]
     return x.reshape(n, num_groups, c // num_groups, math.prod(x.shape[2:]))
 
@@ -332,6 +352,8 @@ def _group_rows(xp, x, num_groups, weight, bias):
 def _infer_group_rows(node, types):
     x, g = tensor_in(types), arg(node, 1, None)
     shape = None
+    if x.shape is not None and len(x.shape) >= 2 and None not in x.shape and g == -1:
+        g = x.shape[1]
     if x.shape is not None and len(x.shape) >= 2 and isinstance(g, int) and g > 0 and \
             None not in x.shape and x.shape[1] % g == 0:
         shape = (x.shape[0], g, x.shape[1] // g, math.prod(x.shape[2:]))
@@ -339,9 +361,11 @@ def _infer_group_rows(node, types):
 
 
 defop("torchlike::group_norm_rows", "Tensor input, int num_groups, Tensor? weight, "
-      "Tensor? bias", _group_rows, category="shape", python_name=None, infer=_infer_group_rows)
+      "Tensor? bias, str op", _group_rows, category="shape", python_name=None,
+      infer=_infer_group_rows)
 defop("torchlike::group_norm_param", "Tensor self, int num_groups",
-      lambda xp, p, num_groups: p.reshape(num_groups, -1, 1), category="shape",
+      lambda xp, p, num_groups: p.reshape(-1, 1, 1) if num_groups == -1 else
+      p.reshape(num_groups, -1, 1), category="shape",
       python_name=None, infer=lambda node, types: [like(tensor_in(types), shape=None)])
 
 
@@ -350,10 +374,7 @@ def _instance_norm(xp, x, weight, bias, running_mean, running_var, use_input_sta
     """ATen's: a batch norm of the input seen as one sample of N * C channels, with the
     per-channel parameters and running statistics repeated N times (and the updated running
     statistics averaged back over the samples)."""
-    _float_input("instance_norm", x)
-    if x.ndim < 2:
-        raise ValueError(f"instance_norm expects an input of at least 2 dims (N, C, ...), got "
-                         f"{x.ndim}")
+    _channels_dim(x)
     n, c = x.shape[:2]
     rep = lambda p: None if p is None else xp.tile(p, n)  # noqa: E731
     rm, rv = rep(running_mean), rep(running_var)

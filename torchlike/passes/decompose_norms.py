@@ -46,7 +46,9 @@ A group norm (``nn.GroupNorm``, ``F.group_norm``) becomes a layer norm's parts o
 seen as rows of groups, ``(N, G, C/G, H*W...)`` (``torchlike::group_norm_rows``: a view, after
 the op's checks), with its per-channel weight and bias seen as ``(G, C/G, 1)``: one row kernel
 with what follows it (a U-Net's SiLU), the weight expanded into a row buffer per group
-(``RowPlan``'s ``block`` inputs), the result viewed back as the input's shape.
+(``RowPlan``'s ``block`` inputs), the result viewed back as the input's shape.  An instance
+norm without running statistics (``nn.InstanceNorm2d``'s default) is the group norm of ``C``
+groups.
 """
 from __future__ import annotations
 
@@ -58,7 +60,8 @@ from ..ops import registry
 
 __all__ = ["decompose_norms", "LOWERED"]
 
-LOWERED = ("aten::layer_norm", "aten::rms_norm", "aten::batch_norm", "aten::group_norm")
+LOWERED = ("aten::layer_norm", "aten::rms_norm", "aten::batch_norm", "aten::group_norm",
+           "aten::instance_norm")
 _FLOAT_DTYPES = (None, "float16", "bfloat16", "float32", "float64")
 _SIZE_WRAPPERS = ("aten::Int", "prim::NumToTensor")
 _SCALAR_TYPES = (INT, FLOAT, BOOL, NONE, STR, NUMBER)  # what an elementwise op's scalars are
@@ -149,7 +152,7 @@ def _tensor_or_none(v: Value) -> Optional[str]:
 def _lower(graph: Graph, block: Block, node: Node) -> bool:
     if node.kind == "aten::batch_norm":
         return _lower_batch_norm(graph, block, node)
-    if node.kind == "aten::group_norm":
+    if node.kind in ("aten::group_norm", "aten::instance_norm"):
         return _lower_group_norm(graph, block, node)
     layer = node.kind == "aten::layer_norm"
     if len(node.inputs) != (6 if layer else 4) or len(node.outputs) != 1:
@@ -265,12 +268,20 @@ def _lower_group_norm(graph: Graph, block: Block, node: Node) -> bool:
     ``torchlike::group_norm_rows`` (which makes the op's checks): the row mean and biased
     variance over the trailing two dims, the epilogue, the weight and bias per channel as
     ``(G, C/G, 1)`` (``torchlike::group_norm_param``), the result viewed back as the input."""
-    if len(node.inputs) != 6 or len(node.outputs) != 1:
+    if node.kind == "aten::instance_norm":  # without running statistics: G = C
+        if len(node.inputs) != 9 or _constant(node.inputs[5]) is not True or \
+                any(_tensor_or_none(v) != "none" for v in node.inputs[3:5]):
+            return False
+        x, w, b, eps = (node.inputs[i] for i in (0, 1, 2, 7))
+        groups = None
+    elif len(node.inputs) == 6:
+        x, groups, w, b, eps = node.inputs[:5]
+    else:
         return False
-    x, groups, w, b, eps = node.inputs[:5]
     kinds = [_tensor_or_none(v) for v in (w, b)]
-    if None in kinds or groups.type != INT or eps.type not in (FLOAT, INT) or \
-            not isinstance(x.type, TensorType) or x.type.dtype not in _FLOAT_DTYPES:
+    if None in kinds or (groups is not None and groups.type != INT) or len(node.outputs) != 1 \
+            or eps.type not in (FLOAT, INT) or not isinstance(x.type, TensorType) or \
+            x.type.dtype not in _FLOAT_DTYPES:
         return False
     at, src = block.nodes.index(node), node.source
 
@@ -287,8 +298,11 @@ def _lower_group_norm(graph: Graph, block: Block, node: Node) -> bool:
         return n.output()
 
     none, one = const(None, NONE), const(1, INT)
+    name = node.kind.split("::")[1]
+    groups = const(-1, INT) if groups is None else groups
     params = [v if k == "tensor" else none for v, k in zip((w, b), kinds)]
-    x4 = op("torchlike::group_norm_rows", [x, groups] + params, TensorType(x.type.dtype))
+    x4 = op("torchlike::group_norm_rows", [x, groups] + params + [const(name, STR)],
+            TensorType(x.type.dtype))
     dims, true = const([-2, -1], ListType(INT)), const(True, BOOL)
     mean = op("aten::mean", [x4, dims, true, none])
     var = op("aten::var", [x4, dims, const(False, BOOL), true])
