@@ -2,7 +2,9 @@
 a layer norm and an RMS norm scripted from their parts and as the one op ``F.layer_norm`` /
 ``F.rms_norm`` print (``*_op``), logsumexp, a standardize (mean / std) and an MSE loss (a full
 reduction), each over rows of 64, 1024 and 32768 float32 elements
-(``<program>/r<row>``; the row count follows from the size, 2^20..2^24 in the issue's run).
+(``<program>/r<row>``; the row count follows from the size, 2^20..2^24 in the issue's run);
+and a group norm of 32 groups with its SiLU over (N, 64, 32, 32) images
+(``group_norm_silu/g32``: ``nn.GroupNorm`` + ``nn.SiLU``, a diffusion U-Net's block).
 
 Each is written once with torchlike calls (scripted, as a PyTorch user would script it), with
 its numpy, PyTorch and JAX versions beside it; the harness times them all side by side, checks
@@ -22,6 +24,7 @@ from .workloads import Workload
 
 ROWS = (64, 1024, 32768)
 EPS_LN, EPS_RMS = 1e-5, 1e-6
+GROUPS, CHANNELS, PIXELS = 32, 64, 32 * 32  # group norm: (N, 64, 32, 32), rows of 2 * 1024
 
 
 def _rows_inputs(row: int, extra: int) -> Callable:
@@ -70,6 +73,11 @@ def logsumexp(x):
     return tl.logsumexp(x, -1)
 
 
+def group_norm_silu(x, w, b):
+    # nn.GroupNorm(32, C) then SiLU, a diffusion U-Net's block: aten::group_norm, lowered
+    return tl.silu(tl.group_norm(x, GROUPS, w, b, 1e-5))
+
+
 def standardize(x):
     return (x - x.mean(-1, keepdim=True)) / x.std(-1, keepdim=True)
 
@@ -96,6 +104,25 @@ def _np_layer_norm(xp, x, w, b):
 
 def _jnp(jax):
     return jax.numpy
+
+
+def _images(n, rng):
+    shape = (max(1, n // (CHANNELS * PIXELS)), CHANNELS, 32, 32)
+    return (rng.standard_normal(shape).astype(np.float32),) + tuple(
+        rng.standard_normal(CHANNELS).astype(np.float32) for _ in range(2))
+
+
+def _np_group_norm_silu(xp, x, w, b):
+    g = x.reshape(x.shape[0], GROUPS, -1)
+    y = ((g - g.mean(-1, keepdims=True)) / xp.sqrt(g.var(-1, keepdims=True) + EPS_LN))
+    y = y.reshape(x.shape) * w[:, None, None] + b[:, None, None]
+    return y / (1 + xp.exp(-y))
+
+
+def _jax_group_norm_silu(jax, x, w, b):
+    g = x.reshape(x.shape[0], GROUPS, -1)
+    y = (g - g.mean(-1, keepdims=True)) * jax.lax.rsqrt(g.var(-1, keepdims=True) + EPS_LN)
+    return jax.nn.silu(y.reshape(x.shape) * w[:, None, None] + b[:, None, None])
 
 
 PROGRAMS = {
@@ -150,4 +177,9 @@ def reduction_workloads() -> List[Workload]:
         for row in ROWS:
             out.append(Workload(f"{name}/r{row}", fn, _rows_inputs(row, extra), ref,
                                 None, torch_fn, jax=jax_fn, tags=("reduction",)))
+    out.append(Workload(f"group_norm_silu/g{GROUPS}", group_norm_silu, _images,
+                        _np_group_norm_silu, None,
+                        lambda torch, x, w, b: torch.nn.functional.silu(
+                            torch.nn.functional.group_norm(x, GROUPS, w, b, EPS_LN)),
+                        jax=_jax_group_norm_silu, tags=("reduction",)))
     return out
