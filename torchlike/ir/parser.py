@@ -290,6 +290,22 @@ class _Parser(Cursor):
         if not m:
             raise self.error(f"bad type: expected a type, found {self.found()}")
         name = m.group()
+        if name == "NamedTuple" and self.s.startswith("(", m.end()):
+            self.i = m.end() + 1
+            names, elems = [], []
+            while not self.accept(")"):
+                if names and not self.accept(","):
+                    raise self.expected("',' or ')' in NamedTuple(...) type")
+                self.ws()
+                field_name = _IDENT.match(self.s, self.i)
+                if not field_name:
+                    raise self.error(f"bad type: expected a field name in NamedTuple(...), "
+                                     f"found {self.found()}")
+                self.i = field_name.end()
+                self.expect(":", "after a NamedTuple field name")
+                names.append(field_name.group())
+                elems.append(self.type())
+            return TupleType(tuple(elems), tuple(names))
         if name in ("Union", "Dict") and self.s.startswith("(", m.end()):
             self.i = m.end() + 1
             elems = [self.type()]

@@ -15,7 +15,7 @@ even though numpy has no such type).  Scalar types are singletons: ``INT``, ``FL
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional, Tuple
 
 import numpy as np
@@ -126,9 +126,17 @@ class ListType(Type):
 
 @dataclass(frozen=True)
 class TupleType(Type):
+    """``(Tensor, int)``; a named tuple (``torch.aminmax``'s result returned whole) prints as
+    ``NamedTuple(min : Tensor, max : Tensor)``: ``names`` holds its field names (not part of
+    the type's identity: it is a tuple of those types)."""
+
     elems: Tuple[Type, ...]
+    names: Optional[Tuple[str, ...]] = field(default=None, compare=False)
 
     def __str__(self) -> str:
+        if self.names is not None:
+            return "NamedTuple(" + ", ".join(f"{n} : {e}" for n, e in zip(self.names, self.elems)) \
+                + ")"
         return "(" + ", ".join(str(e) for e in self.elems) + ")"
 
 

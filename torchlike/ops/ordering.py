@@ -63,7 +63,10 @@ def _topk(xp, x, k, dim=-1, largest=True, sorted=True):
     return xp.take_along_axis(x, idx, axis=axis), idx
 
 
-def _sort(xp, x, dim=-1, descending=False):
+def _sort(xp, x, *args):
+    """``sort(self, dim=-1, descending=False)``, or the ``sort.stable`` overload PyTorch prints
+    for ``stable=``: ``sort(self, stable, dim, descending)`` (every sort here is stable)."""
+    dim, descending = _sort_args(args)
     axis = wrap_dim(dim, max(x.ndim, 1))
     idx = _order(xp, x, axis, bool(descending)).astype(np.int64)
     if x.ndim == 0:
@@ -71,8 +74,14 @@ def _sort(xp, x, dim=-1, descending=False):
     return xp.take_along_axis(x, idx, axis=axis), idx
 
 
-def _argsort(xp, x, dim=-1, descending=False):
-    return _sort(xp, x, dim, descending)[1]
+def _sort_args(args):
+    if len(args) == 3:  # stable, dim, descending
+        args = args[1:]
+    return (args + (-1, False)[len(args):])[:2]
+
+
+def _argsort(xp, x, *args):
+    return _sort(xp, x, *args)[1]
 
 
 def _infer_scan(node, types):

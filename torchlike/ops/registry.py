@@ -165,6 +165,8 @@ KIND_ALIASES: Dict[str, str] = {
         ("special_round", "round"), ("special_sinc", "sinc"), ("special_digamma", "digamma"),
         ("special_psi", "digamma"), ("special_i0", "i0"), ("special_xlogy", "xlogy"),
         ("special_gammaln", "lgamma"))}
+# TorchScript prints Python's builtin ``abs(v)`` as ``prim::abs``, of a number or a tensor
+KIND_ALIASES["prim::abs"] = "aten::abs"
 # Bumped by every register/unregister: indexes derived from the registry (ops by Python name)
 # rebuild when it changes.
 version = 0
