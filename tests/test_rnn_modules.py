@@ -283,3 +283,45 @@ def test_op_refuses_dropout_in_training(torch):
     weights = [w.detach().numpy() for w in m._flat_weights]
     with pytest.raises(ExecutionError, match="aten::lstm.*dropout=0.5 in training mode"):
         jit.run(parse_graph(text), x, h, h, *weights)
+
+
+# -- the cells: nn.LSTMCell, nn.GRUCell, nn.RNNCell (aten::lstm_cell & co.) -------------------
+
+def make_cell(torch, cell, dtype="float32", bias=True):
+    torch.manual_seed(0)
+    nn = torch.nn
+    m = nn.LSTMCell(IN, HID, bias=bias) if cell == "lstm" else nn.GRUCell(IN, HID, bias=bias) \
+        if cell == "gru" else nn.RNNCell(IN, HID, bias=bias, nonlinearity=cell[4:])
+    m = m.eval()
+    return m.double() if dtype == "float64" else m
+
+
+def cell_inputs(torch, cell, batch=3, state=False, unbatched=False, dtype=None):
+    shape = (IN,) if unbatched else (batch, IN)
+    x = torch.randn(*shape, dtype=dtype)
+    if not state:
+        return (x,)
+    h = torch.randn(*shape[:-1], HID, dtype=dtype)
+    return (x, (h, torch.randn(*shape[:-1], HID, dtype=dtype))) if cell == "lstm" else (x, h)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("cell", CELLS)
+def test_scripted_cells(torch, tmp_path, cell, dtype):
+    m = make_cell(torch, cell, dtype, bias=cell != "gru")
+    loaded = save_load(torch, torch.jit.script(m), tmp_path)
+    tdtype = getattr(torch, dtype)
+    for state in (False, True):
+        for unbatched in (False, True):
+            check(torch, m, loaded, cell_inputs(torch, cell, state=state, unbatched=unbatched,
+                                                dtype=tdtype))
+
+
+def test_cell_size_mismatch_is_atens_error(torch, tmp_path):
+    m = make_cell(torch, "gru")
+    loaded = save_load(torch, torch.jit.script(m), tmp_path)
+    bad = np.zeros((3, IN + 1), np.float32)
+    with pytest.raises(Exception, match="input has inconsistent input_size: got 7 expected 6"):
+        loaded(bad)
+    with pytest.raises(RuntimeError, match="input has inconsistent input_size: got 7 expected 6"):
+        m(torch.from_numpy(bad))

@@ -19,6 +19,12 @@ dtype.  Dropout between layers is a training-time effect: ``train`` with ``dropo
 refused (load modules in eval mode).  Unbatched (2-D) inputs never reach these ops: the
 module's own code unsqueezes them.
 
+The cells of ``nn.LSTMCell``, ``nn.GRUCell`` and ``nn.RNNCell`` (one step of 2-D rows, the
+same gate math)::
+
+    %h : Tensor, %c : Tensor = aten::lstm_cell(%x, %hx, %w_ih, %w_hh, %b_ih, %b_hh)
+    %h : Tensor = aten::gru_cell(%x, %h0, %w_ih, %w_hh, %b_ih, %b_hh)     # rnn_tanh_cell, ...
+
 Also ``aten::device`` (``torch.device("cpu")`` in traced code): the device string.
 """
 from __future__ import annotations
@@ -235,6 +241,49 @@ for _mode in ("gru", "rnn_tanh", "rnn_relu"):
     defop(f"aten::{_mode}", "Tensor input, Tensor hx, Tensor[] params, bool has_biases, "
           "int num_layers, float dropout, bool train, bool bidirectional, bool batch_first",
           _sequence(_mode), num_outputs=2, python_name=None, infer=_infer(2))
+
+
+# -- the cells (nn.LSTMCell, nn.GRUCell, nn.RNNCell): one step of 2-D rows --------------------
+
+def _cell_input(x, h, w_ih, b_ih):
+    """The input's gates ``x @ w_ih.T + b_ih`` in float64, after ATen's size checks."""
+    if x.shape[-1] != w_ih.shape[-1]:
+        raise RuntimeError(f"input has inconsistent input_size: got {x.shape[-1]} expected "
+                           f"{w_ih.shape[-1]}")
+    if x.shape[0] != h.shape[0]:
+        raise RuntimeError(f"Input batch size {x.shape[0]} doesn't match hidden0 batch size "
+                           f"{h.shape[0]}")
+    gi = x.astype(F64) @ w_ih.astype(F64).T
+    return gi if b_ih is None else gi + b_ih.astype(F64)
+
+
+def _f64(p):
+    return None if p is None else p.astype(F64)
+
+
+def _lstm_cell(xp, x, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    h, c = hx
+    gi = _cell_input(x, h, w_ih, b_ih)
+    h1, c1 = _lstm_step(xp, gi, h.astype(F64), c.astype(F64), w_hh.astype(F64), _f64(b_hh), None)
+    return h1.astype(x.dtype), c1.astype(x.dtype)
+
+
+def _cell(mode):
+    step = _gru_step if mode == "gru" else _rnn_step(mode.split("_")[1])
+
+    def impl(xp, x, h, w_ih, w_hh, b_ih=None, b_hh=None):
+        gi = _cell_input(x, h, w_ih, b_ih)
+        return step(xp, gi, h.astype(F64), w_hh.astype(F64), _f64(b_hh)).astype(x.dtype)
+    impl.__name__ = f"_{mode}_cell"
+    return impl
+
+
+_CELL_ARGS = "Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None"
+defop("aten::lstm_cell", f"Tensor input, Tensor[] hx, {_CELL_ARGS}", _lstm_cell, num_outputs=2,
+      python_name=None, infer=_infer(2))
+for _mode in ("gru", "rnn_tanh", "rnn_relu"):
+    defop(f"aten::{_mode}_cell", f"Tensor input, Tensor hx, {_CELL_ARGS}", _cell(_mode),
+          python_name=None, infer=_infer(1))
 
 
 def _device(xp, spec):
