@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 
 from ..ir.graph import Value
-from ..ir.types import BOOL, FLOAT, INT, NONE, ListType, TupleType
+from ..ir.types import BOOL, FLOAT, INT, NONE, DictType, ListType, TupleType
 from ..ops.prim_ops import LIST_METHODS
 from ..ops.python_names import (
     NUMPY_ARGUMENT_NAMES,
@@ -66,6 +66,22 @@ class ExpressionLowering(ModuleLowering, GraphBuilder):
 
     def expr_List(self, e):
         return Seq([self.expr(x) for x in e.elts], "list")
+
+    def expr_Dict(self, e):
+        """``{"a": x, "b": y}`` (a traced module's dict output): ``prim::DictConstruct`` of
+        keys and values of one type each (an empty one needs ``annotate``)."""
+        if not e.keys or any(k is None for k in e.keys):
+            raise self.error("an empty dict (or ``**``) needs a type: annotate(Dict[K, V], {})",
+                             e)
+        items = []
+        for k, v in zip(e.keys, e.values):
+            items += [self.materialize(self.expr(k), k), self.materialize(self.expr(v), v)]
+        kt, vt = items[0].type, items[1].type
+        for k, v in zip(items[2::2], items[3::2]):
+            kt, vt = unify(kt, k.type), unify(vt, v.type)
+            if kt is None or vt is None:
+                raise self.error("a dict's keys (and its values) must have one type", e)
+        return self.create("prim::DictConstruct", items, [DictType(kt, vt)], e).output()
 
     def expr_BinOp(self, e):
         operator = self.binary_operator(e.op, e)
@@ -203,8 +219,10 @@ class ExpressionLowering(ModuleLowering, GraphBuilder):
             base = self.materialize(base, e.value)
         if isinstance(base, Value) and isinstance(base.type, ListType) and idx.type == INT:
             return self.create("aten::__getitem__", [base, idx], [base.type.elem], e).output()
-        raise self.error("indexing is only supported for tuples and lists (tensor indexing and "
-                         "slicing are not supported in scripted functions)", e)
+        if isinstance(base, Value) and isinstance(base.type, DictType):
+            return self.create("aten::__getitem__", [base, idx], [base.type.value], e).output()
+        raise self.error("indexing is only supported for tuples, lists and dicts (tensor "
+                         "indexing and slicing are not supported in scripted functions)", e)
 
     def tensor_index(self, x: Value, index, e) -> Value:
         """``x[i]``, ``x[1:, ::2]``, ``x[:, None]``, ``x[..., 0]`` as TorchScript records basic

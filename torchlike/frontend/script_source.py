@@ -60,9 +60,12 @@ class FunctionSource:
     def mutated_lists(self) -> Set[str]:
         """Names whose list the body changes in place (``ys.append(y)``): a list literal bound
         to one becomes a graph value where it is bound, not a compile-time sequence."""
-        return {n.func.value.id for n in ast.walk(self.fdef)
-                if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-                and isinstance(n.func.value, ast.Name) and n.func.attr in LIST_METHODS}
+        calls = [n for n in ast.walk(self.fdef) if isinstance(n, ast.Call)
+                 and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)
+                 and n.func.attr in LIST_METHODS]
+        # ``torch.append(feats, y)``: how TorchScript's own code (a saved archive) writes it
+        return {n.args[0].id if n.func.value.id == "torch" and n.args and isinstance(
+            n.args[0], ast.Name) else n.func.value.id for n in calls}
 
     @classmethod
     def from_text(cls, text: str, filename: str, first_line: int, globals_: Dict[str, Any],

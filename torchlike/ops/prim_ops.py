@@ -26,6 +26,7 @@ from ..ir.types import (
     NUMBER,
     STR,
     TENSOR,
+    DictType,
     ListType,
     OptionalType,
     TensorType,
@@ -116,6 +117,10 @@ def _pop(xp, items, index=-1):
 
 
 def _set_item(xp, items, index, x):
+    """``l[i] = x`` of a list, or ``d[k] = x`` of a dict (``torch._set_item(d, k, x)``)."""
+    if isinstance(items, dict):
+        items[index] = x
+        return items
     if not -len(items) <= index < len(items):
         raise IndexError("list index out of range")
     items[index] = x
@@ -299,6 +304,10 @@ def _len(xp, x):
 
 
 def _getitem(xp, container, index):
+    if isinstance(container, dict):
+        if index not in container:
+            raise KeyError(index)  # TorchScript's message: the missing key
+        return container[index]
     if isinstance(container, (list, tuple, str)) and not -len(container) <= index < len(container):
         raise IndexError(f"list index out of range (index {index}, length {len(container)})")
     return container[index]
@@ -308,6 +317,8 @@ def _infer_getitem(node, types):
     t = types[0] if types else None
     if isinstance(t, ListType):
         return [t.elem]
+    if isinstance(t, DictType):
+        return [t.value]
     if t == STR:
         return [STR]
     return _infer_tuple_index(node, types)
