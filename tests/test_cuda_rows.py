@@ -308,7 +308,8 @@ def test_against_pytorch(dtype):
 
 def representative_sources():
     """softmax (f32), log_softmax (f16), logsumexp (f64), var (f32), layer norm with stats
-    (f32, f16), RMS norm (f32): each a module of four entries (warp, block, and _vec twins)."""
+    (f32, f16), RMS norm (f32): each a module of four entries (warp, block, and _vec twins); a
+    group norm's rows with a block input (f32): warp and block entries."""
     out = []
     for kind, dtype in (("aten::softmax", "float32"), ("aten::log_softmax", "float16"),
                         ("aten::logsumexp", "float64"), ("aten::var", "float32")):
@@ -325,7 +326,29 @@ def representative_sources():
         be = EmulatedCudaBackend()
         assert be.check(spec) is None
         out.append(be.generate(spec).source)
+    # a group norm's rows (N, G, C/G, HW) with its per-channel weight (G, C/G, 1): a block input
+    sub = group_of(parse_graph(GROUP_ROWS))
+    spec = analyze(sub, signature_of([data((2, 4, 2, 16), "float32"), data((4, 2, 1), "float32")]))
+    be = EmulatedCudaBackend()
+    assert be.check(spec) is None and "block" in spec.rows.inputs
+    out.append(be.generate(spec).source)
     return out
+
+
+GROUP_ROWS = """graph(%x : Tensor, %w : Tensor):
+  %dims : int[] = prim::Constant[value=[-2, -1]]()
+  %t : bool = prim::Constant[value=1]()
+  %f : bool = prim::Constant[value=0]()
+  %none : NoneType = prim::Constant()
+  %one : int = prim::Constant[value=1]()
+  %m : Tensor = aten::mean(%x, %dims, %t, %none)
+  %v : Tensor = aten::var(%x, %dims, %f, %t)
+  %d : Tensor = aten::sub(%x, %m, %one)
+  %r : Tensor = aten::rsqrt(%v)
+  %y0 : Tensor = aten::mul(%d, %r)
+  %y : Tensor = aten::mul(%y0, %w)
+  return (%y)
+"""
 
 
 @needs_nvrtc
@@ -341,7 +364,7 @@ def test_ptxas_no_spills_no_local_memory(arch):
     """nvcc -Werror, ``ptxas -v``: every entry of every representative kernel uses no local
     memory (0-byte stack frame, no spill stores or loads, no lmem)."""
     usage = ptxas_usage("\n".join(representative_sources()), arch)
-    assert len(usage) == 7 * 4, sorted(usage)
+    assert len(usage) == 7 * 4 + 2, sorted(usage)  # the block input's kernel: scalar entries
     for entry, u in usage.items():
         assert u["spill_stores"] == u["spill_loads"] == 0, (entry, u)
         assert u["stack"] == 0 and u["lmem"] == 0, (entry, u)

@@ -7,13 +7,13 @@ errors.
 """
 import numpy as np
 import pytest
-from test_cuda_rows import emulated_cuda, needs_gxx  # noqa: F401 (fixture)
+from test_cuda_rows import emulated_cuda, needs_gxx, run_compiled  # noqa: F401 (fixture)
 from test_fused_reductions import close, interpreted
 from test_norm_lowering import rng_data, run_strict
 
 from torchlike import jit
 from torchlike.errors import ExecutionError
-from torchlike.fuser import config, executor
+from torchlike.fuser import executor
 from torchlike.ir import parse_graph
 from torchlike.passes.decompose_norms import decompose_norms
 
@@ -188,17 +188,20 @@ def test_inputs_broadcast_within_the_row_are_one_kernel(strict_cpu):
 
 
 @needs_gxx
-def test_cuda_splits_a_group_with_block_inputs_and_agrees(emulated_cuda):  # noqa: F811
-    """The CUDA row kernel has no ``block`` inputs: the executor splits the group (its
-    elementwise parts compiled, the reductions interpreted), with the same answer."""
-    config.set_strict(False)
-    graph = parse_graph(BLOCK_PARTS)
-    args = block_args()
-    executor.clear_caches()
-    jit.reset_stats()
-    got = jit.run(jit.fuse(graph), *args)
-    assert jit.stats()["groups_split"] == 1
-    close(got, interpreted(graph, *args)[0], "float32", emulated_cuda)
+def test_block_inputs_run_in_one_cuda_row_kernel(emulated_cuda):  # noqa: F811
+    """The CUDA row kernel reads a block input at ``oc + j / bi`` (its row's offset, the
+    elements sharing one value): the group norm and the layer norm with per-channel
+    parameters are one kernel each, with the CPU's answer (both entries, vectorized or not)."""
+    for graph, args in ((parse_graph(BLOCK_PARTS), block_args()),
+                        (parse_graph(BLOCK_PARTS), block_args(2, 3, 4, 8)),
+                        (gn_graph(4), [rng_data((3, 8, 5, 6), "float32"),
+                                       rng_data((8,), "float32", 1),
+                                       rng_data((8,), "float32", 2)]),
+                        (gn_graph(2), [rng_data((2, 4, 40, 40), "float32"),
+                                       rng_data((4,), "float32", 1),
+                                       rng_data((4,), "float32", 2)])):
+        got = run_compiled(jit.fuse(graph), *args)
+        close(got[0], interpreted(graph, *args)[0], "float32", emulated_cuda)
 
 
 # -- against PyTorch -----------------------------------------------------------------------------

@@ -30,7 +30,9 @@ A reduction's operand is stored in a row buffer (in the dtype it accumulates in)
 ``row_math``'s vectorized helpers, or reduced straight from the input when it is one; later
 loops read a buffered value back instead of computing it again (softmax's ``exp(x - max)``).
 Softmax and log_softmax are max-subtracted (a max pass, then a sum-of-exp pass); float16
-accumulates and computes in float32 and is rounded once, as PyTorch does.
+accumulates and computes in float32 and is rounded once, as PyTorch does.  An input broadcast
+within the row (``block``: a group norm's per-channel weight) is expanded into a row buffer
+``w<i>`` when its row changes, and read like a full input.
 """
 from __future__ import annotations
 

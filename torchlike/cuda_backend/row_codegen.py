@@ -51,7 +51,7 @@ from typing import Callable, List, Optional, Set, Tuple
 from ..fuser.backend import ArraySpec, GroupSpec, KernelInfo, KernelSource, Unsupported
 from ..fuser.kernel_spec import kernel_outputs
 from ..fuser.render import Renderer, uses_err
-from ..fuser.row_plan import plan_rows
+from ..fuser.row_plan import block_split, plan_rows
 from ..fuser.row_reduce import RedInfo
 from ..ir.graph import Value
 from . import kernel_templates as kt
@@ -62,7 +62,7 @@ VERSION = 1
 MAX_THREADS = 512  # __launch_bounds__: the most threads row_launch gives a block
 KINDS = ("aten::sum", "aten::mean", "aten::amax", "aten::amin", "aten::max", "aten::min",
          "aten::softmax", "aten::log_softmax", "aten::var", "aten::std", "aten::logsumexp")
-CLASSES = ("full", "rowvec", "perrow", "uniform", "scalar")
+CLASSES = ("full", "rowvec", "perrow", "uniform", "scalar", "block")
 SCALAR_C = {bool: "bool_", int: "int64", float: "float64"}
 
 with open(os.path.join(os.path.dirname(__file__), "prelude_rows.cuh")) as _f:
@@ -100,8 +100,12 @@ def index_bits(spec: GroupSpec) -> int:
 
 
 def vector_width(spec: GroupSpec) -> int:
-    """Elements per 16-byte vector of the narrowest-vector array read or written per element."""
+    """Elements per 16-byte vector of the narrowest-vector array read or written per element;
+    0 (scalar entries only) with a ``block`` input, whose per-element index divides: in the
+    unrolled vector loop nvcc kept the vectors in local memory."""
     plan = spec.rows
+    if "block" in plan.inputs:
+        return 0
     sizes = [ITEMSIZE[s.dtype] for s, c in zip(spec.signature, plan.inputs, strict=False)
              if c in ("full", "rowvec")]
     sizes += [ITEMSIZE[spec.values[v].dtype] for v, lv in
@@ -131,6 +135,7 @@ class RowRenderer(_Renderer):
         self.nodes = [n for n in spec.subgraph.nodes if n.kind != "prim::Constant"]
         self.row_vars: Set[Value] = set()
         self.shared: List[str] = []  # acc dtype of each block all-reduce, in order
+        self.blocks = [i for i, c in enumerate(self.plan.inputs) if c == "block"]
 
     # -- spellings -------------------------------------------------------------------------------
     def finish_value(self, r: RedInfo, expr: str) -> str:
@@ -204,7 +209,8 @@ class RowRenderer(_Renderer):
         loaded: List[int] = []
         if not self.vec:
             def at(i, cls):
-                return f"in{i}[base + j]" if cls == "full" else f"in{i}[j]"
+                return f"in{i}[base + j]" if cls == "full" else \
+                    f"in{i}[oc{i} + j / bi{i}]" if cls == "block" else f"in{i}[j]"
             body = self.element_lines(wanted, at, loaded) + extra()
             body += [f"out{j}[base + j] = {self.store(self.names[v], self.spec.values[v].dtype)};"
                      for j, v in stores]
@@ -350,9 +356,39 @@ class RowRenderer(_Renderer):
                      "const unsigned int tl_par = 0;"] if self.shared else []
             head += [f"for ({u} r = blockIdx.x; r < R; r += gridDim.x) {{"]
             flip = ["tl_par ^= 1u;"] if self.shared and len(self.shared) == 1 else []
-        body = [f"const {u} base = r * N;"] + rows + flip
-        text = head + ["  " + s for s in body] + ["}"]
+        body = [f"const {u} base = r * N;"] + self.block_offsets() + rows + flip
+        text = self.block_inner() + head + ["  " + s for s in body] + ["}"]
         return "".join("  " + s + "\n" for s in text)
+
+    def _block_split(self, i: int) -> Tuple[Tuple[int, ...], int]:
+        n, shape = len(self.plan.shape), self.spec.signature[i].shape
+        p = (1,) * (n - len(shape)) + tuple(shape)
+        return p, block_split(p, self.plan.shape, self.plan.k)
+
+    def block_inner(self) -> List[str]:
+        """Per ``block`` input: how many consecutive elements of a row share one of its
+        values (the product of the row's dims it is constant over; ``S<d>``: the sizes)."""
+        n, k, lines = len(self.plan.shape), self.plan.k, []
+        for i in self.blocks:
+            s = self._block_split(i)[1]
+            inner = " * ".join(f"S{d}" for d in range(n - k + s, n)) or "1u"
+            lines.append(f"const {self.uidx} bi{i} = {inner};")
+        return lines
+
+    def block_offsets(self) -> List[str]:
+        """Per ``block`` input: where row ``r``'s part of it starts (r's index in each rows dim
+        the input has, times the input's stride there), as ``cpu_backend.row_codegen``."""
+        n, k, lines = len(self.plan.shape), self.plan.k, []
+        for i in self.blocks:
+            p = self._block_split(i)[0]
+            terms = []
+            for d in range(n - k):
+                if p[d] != 1:
+                    below = " * ".join(f"S{e}" for e in range(d + 1, n - k)) or "1u"
+                    stride = " * ".join(f"S{e}" for e in range(d + 1, n) if p[e] != 1) or "1u"
+                    terms.append(f"((r / ({below})) % S{d}) * ({stride})")
+            lines.append(f"const {self.uidx} oc{i} = {' + '.join(terms) or '0'};")
+        return lines
 
     def params(self) -> List[Tuple[str, str]]:
         spec, out = self.spec, []
@@ -363,7 +399,9 @@ class RowRenderer(_Renderer):
                 out.append((SCALAR_C[s], f"s{i}"))
         out += [(f"{STORAGE[spec.values[v].dtype]}*", f"out{j}")
                 for j, v in enumerate(self.outputs)]
-        return out + [(self.uidx, "R"), (self.uidx, "N")]
+        sizes = [(self.uidx, f"S{d}") for d in range(len(self.plan.shape))] if self.blocks \
+            else []  # the reduced shape, for the block inputs' offsets
+        return out + [(self.uidx, "R"), (self.uidx, "N")] + sizes
 
 
 @dataclass(frozen=True)

@@ -58,6 +58,7 @@ def bind(source: KernelSource, spec: GroupSpec, on_error: Callable, device,
     vec_out = [(j, V * ITEMSIZE[spec.values[v].dtype]) for j, v in enumerate(outs)
                if plan.out_levels[j] == 2]
     vec_ok = V > 1 and N % V == 0
+    sizes = list(plan.shape) if "block" in plan.inputs else []  # row_codegen's S<d>
     params = info.params
     assemble = output_assembler(output_plan(spec, outs))
     pointer, empty = device.pointer, device.empty
@@ -71,7 +72,7 @@ def bind(source: KernelSource, spec: GroupSpec, on_error: Callable, device,
             if vec_ok and all(values[i] % a == 0 for i, a in vec_in) \
                     and all(optrs[j] % a == 0 for j, a in vec_out):
                 e = entry + "_vec"
-            values += optrs + [R, N]
+            values += optrs + [R, N] + sizes
             packed = [(pack_kind(t), v) for (t, _), v in zip(params, values, strict=True)]
             device.launch_rows(e, packed, team, R, N)
         return res if assemble is None else assemble(res, args)
