@@ -31,6 +31,8 @@ from . import (  # noqa: F401  (registration side effects)
     tensor_misc_sampling,
     tensor_more,
     tensor_more_index,
+    tensor_shape_extra,
+    tensor_shape_more,
 )
 from .registry import REGISTRY, OpDef, Param, elementwise_ops, get, lookup, register
 

@@ -84,6 +84,10 @@ NN_FUNCTIONS: Tuple[str, ...] = (
     # nn.MultiheadAttention's forward and the helpers its graph calls
     "multi_head_attention_forward", "_canonical_mask", "_none_or_dtype", "_mha_shape_check",
     "_in_projection_packed", "_in_projection",
+    # bags of embeddings, unpooling (ops/tensor_shape_*.py), 3-d adaptive max pooling's
+    # dispatch targets (F.gaussian_nll_loss does not script in torch 2.13)
+    "embedding_bag", "max_unpool1d", "max_unpool2d", "max_unpool3d", "_unpool_output_size",
+    "_adaptive_max_pool3d", "adaptive_max_pool3d_with_indices",
 )
 # torch.nn._reduction's functions the losses' graphs call
 REDUCTION_HELPERS: Tuple[str, ...] = ("get_enum", "legacy_get_string", "legacy_get_enum")
