@@ -325,3 +325,14 @@ def test_cell_size_mismatch_is_atens_error(torch, tmp_path):
         loaded(bad)
     with pytest.raises(RuntimeError, match="input has inconsistent input_size: got 7 expected 6"):
         m(torch.from_numpy(bad))
+
+
+@pytest.mark.parametrize("cell", CELLS)
+def test_traced_cells(torch, tmp_path, cell):
+    """Traced, a cell is its gate math (``aten::unsafe_chunk`` of the gates, in-place
+    activations), not the cell op."""
+    m = make_cell(torch, cell)
+    args = cell_inputs(torch, cell, state=True)
+    loaded = save_load(torch, torch.jit.trace(m, args), tmp_path)
+    check(torch, m, loaded, args)
+    check(torch, m, loaded, cell_inputs(torch, cell, batch=5, state=True))
