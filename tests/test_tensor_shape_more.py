@@ -890,3 +890,29 @@ def test_inferred_types():
     for t, got in zip(types[:-2], outs):
         assert t.dtype == str(got.dtype) and all(s in (None, n) for s, n in zip(t.shape or (),
                                                                                   got.shape))
+
+
+# -- F.pad's non-constant modes: ATen's dispatch to the padding ops, their checks ---------------
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+def test_pad_modes_dispatch_as_aten(torch, tmp_path, mode):
+    x = torch.arange(24.0).reshape(1, 2, 3, 4)
+    pad = registry.get("aten::pad").impl
+    for p in [(1, 2), (-1, 2), (2, 2, 1, 1), (3, 3), (4, 4), (2, 0, -1, 2)]:
+        for t in (x, x[0], x[0, 0]):
+            try:
+                want = torch.nn.functional.pad(t, p, mode=mode)
+            except (RuntimeError, NotImplementedError) as e:
+                with pytest.raises(type(e)) as info:
+                    pad(np, t.numpy(), list(p), mode)
+                assert str(info.value).splitlines()[0] == str(e).splitlines()[0], (p, t.shape)
+                continue
+            check(pad(np, t.numpy(), list(p), mode), want)
+
+    mod = program_module(tmp_path, f"pad_{mode}", f"""import torch
+def fn(x):
+    return torch.nn.functional.pad(x * 2, (1, 2, 2, 1), mode="{mode}")
+""")
+    against_torch(torch, mod.fn, (x,))
+    with pytest.raises(NotImplementedError, match="Unrecognised padding mode bogus"):
+        pad(np, x.numpy(), [1, 1], "bogus")

@@ -10,7 +10,7 @@ from typing import Any, List, Optional, Sequence
 
 from ..ir.types import STR, TENSOR, ListType, TensorType
 from .dtypes import promote_types
-from .registry import OpDef, defop, register
+from .registry import REGISTRY, OpDef, defop, register
 from .tensor_common import (
     UNKNOWN,
     arg,
@@ -536,15 +536,34 @@ def _constant_pad(xp, x, pad, value=0):
 _PAD_MODES = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}
 
 
+_PAD_SUPPORT = ("Padding size {} is not supported for {}D input tensor.\n"
+                "Supported combinations for non-constant padding:\n"
+                "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+                "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+                "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+
+
 def _pad(xp, x, pad, mode="constant", value=None):
+    """F.pad: constant mode pads (or crops) any dims; the other modes pad the last 1-3 dims of
+    a batched or unbatched (C, *spatial) input as ATen dispatches them -- reflect and replicate
+    to ``reflection_pad{n}d`` / ``replication_pad{n}d`` (their checks; negative pads crop),
+    circular wraps at most once around."""
     if mode == "constant":
         return _constant_pad(xp, x, pad, 0 if value is None else value)
     if mode not in _PAD_MODES:
-        raise RuntimeError(f"Unrecognised padding mode {mode}")
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    n = len(pad) // 2
+    if len(pad) % 2 or not (1 <= n <= 3 and x.ndim in (n + 1, n + 2)):
+        raise NotImplementedError(_PAD_SUPPORT.format(len(pad), x.ndim))
+    if mode != "circular":
+        kind = "reflection" if mode == "reflect" else "replication"
+        return REGISTRY[f"aten::{kind}_pad{n}d"].impl(xp, x, pad)
     widths = _pad_widths(x, pad)
-    if any(b < 0 or a < 0 for b, a in widths):
-        raise RuntimeError(f"negative padding is only supported in constant mode, got {pad}")
-    return xp.pad(x, widths, mode=_PAD_MODES[mode])
+    for d, (b, a) in enumerate(widths):
+        if b > x.shape[d] or a > x.shape[d]:
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+    x = x[tuple(slice(max(-b, 0), x.shape[d] - max(-a, 0)) for d, (b, a) in enumerate(widths))]
+    return xp.pad(x, [(max(b, 0), max(a, 0)) for b, a in widths], mode="wrap")
 
 
 defop("aten::broadcast_tensors", "Tensor[] tensors", _broadcast_tensors,
