@@ -13,6 +13,8 @@ from . import (  # noqa: F401  (registration side effects)
     indexing,
     inplace,
     linalg,
+    linalg_more,
+    linalg_stats,
     losses,
     losses_more,
     nn_functions,
