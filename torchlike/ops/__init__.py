@@ -27,6 +27,7 @@ from . import (  # noqa: F401  (registration side effects)
     resample,
     rnn,
     shape_ops,
+    special_more,
     tensor_extras,
     tensor_grid,
     tensor_misc,

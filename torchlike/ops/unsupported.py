@@ -28,25 +28,8 @@ UNSUPPORTED_POINTWISE: Dict[str, str] = {
                     "not an elementwise op; not registered yet"),
     "aten::_conj_physical": ("ATen's private kernel behind conj_physical (registered): graphs "
                              "print the public op"),
-    "aten::float_power": ("pow computed in float64 whatever the inputs (complex128 for complex): "
-                          "not registered yet; x.double() ** y.double() is the same"),
-    # several outputs
-    "aten::frexp": ("two outputs (mantissa, int32 exponent): registry elementwise ops and fusion "
-                    "kernels produce one output per node"),
-    # special functions without an implementation yet
-    "aten::igamma": ("regularized lower incomplete gamma (ATen's series, continued fraction and "
-                     "asymptotic regimes): not implemented yet"),
-    "aten::igammac": ("regularized upper incomplete gamma (as igamma): not implemented yet"),
-    "aten::polygamma": ("polygamma(n, x), n >= 1, is Hurwitz-zeta based (special_zeta): not "
-                        "implemented yet"),
-    "aten::special_zeta": "Hurwitz zeta (Cephes zeta): not implemented yet",
-    "aten::mvlgamma": ("multivariate log-gamma: a sum of lgamma terms with a value check "
-                       "(x > (p - 1) / 2) that raises; waits for lgamma"),
-    "aten::special_erfcx": ("scaled complementary error function (Faddeeva erfcx, a table of 100 "
-                            "Chebyshev pieces): not implemented yet"),
-    "aten::special_log_ndtr": "log of the normal CDF: built on erfcx, not implemented yet",
-    "aten::special_ndtri": ("inverse normal CDF (Cephes ndtri's three rational approximations): "
-                            "not implemented yet"),
+    # special functions without an implementation yet (erfcx, ndtri, zeta, igamma & co. are
+    # interpreted: ops/special_more.py)
     **{f"aten::special_{name}": _BESSEL for name in (
         "airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_i0",
         "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1",
