@@ -130,24 +130,27 @@ def _along(x, dim):
     return (x.reshape(1) if x.ndim == 0 else x), d
 
 
-def _index_add_into(xp, x, dim, index, source, alpha=1):
+def check_index_source(op: str, x, dim, index, source) -> int:
+    """ATen's checks of ``index_add_`` / ``index_reduce_`` (``op``), in its order and with its
+    messages: a vector index of an integer dtype, ``source`` of ``x``'s dtype with one slice per
+    index along ``dim`` and ``x``'s shape elsewhere.  Returns the wrapped dim."""
     d = wrap_dim(dim, x.ndim)
     if index.ndim > 1:
-        raise IndexError(f"index_add_(): Index is supposed to be a vector, but got dim: "
+        raise IndexError(f"{op}(): Index is supposed to be a vector, but got dim: "
                          f"{index.ndim} with type: {scalar_name(index.dtype)} and size: "
                          f"{list(index.shape)}")
     if index.dtype not in (np.int64, np.int32):
-        raise RuntimeError(f"index_add_(): Expected dtype int32/int64 for index but got: "
+        raise RuntimeError(f"{op}(): Expected dtype int32/int64 for index but got: "
                            f"{scalar_name(index.dtype)}")
     if x.dtype != source.dtype:
-        raise RuntimeError(f"index_add_(): self ({scalar_name(x.dtype)}) and source "
+        raise RuntimeError(f"{op}(): self ({scalar_name(x.dtype)}) and source "
                            f"({scalar_name(source.dtype)}) must have the same scalar type")
     if not (d == 0 or d < source.ndim):
-        raise RuntimeError(f"index_add_(): Indexing dim {d} is out of bounds of the source "
+        raise RuntimeError(f"{op}(): Indexing dim {d} is out of bounds of the source "
                            f"tensor with dim {source.ndim}")
     count = 1 if source.ndim == 0 else source.shape[d]
     if index.size != count:
-        raise RuntimeError(f"index_add_(): Number of indices ({index.size}) should be equal to "
+        raise RuntimeError(f"{op}(): Number of indices ({index.size}) should be equal to "
                            f"source.size(dim): ({count}), for dim: {d}")
     xs, ss = list(x.shape), list(source.shape)
     if x.ndim and source.ndim:
@@ -156,6 +159,11 @@ def _index_add_into(xp, x, dim, index, source, alpha=1):
         raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the "
                            f"specified dimension. Got self.shape = {list(x.shape)} "
                            f"source.shape = {list(source.shape)}")
+    return d
+
+
+def _index_add_into(xp, x, dim, index, source, alpha=1):
+    check_index_source("index_add_", x, dim, index, source)
     out, d = _along(x, dim)
     idx = index.reshape(-1).astype(np.int64)
     n = out.shape[d]

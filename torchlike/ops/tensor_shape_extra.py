@@ -28,9 +28,9 @@ from .tensor_common import (
     not_implemented,
     scalar_name,
     tensor_in,
-    wrap_dim,
 )
 from .tensor_misc import host
+from .tensor_more_index import check_index_source
 
 
 def _impl(name):
@@ -51,31 +51,7 @@ def _index_reduce(xp, x, dim, index, source, reduce, include_self=True):
     if reduce not in ("prod", "mean", "amax", "amin"):
         raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or "
                            f"amin but got {reduce}.")
-    d = wrap_dim(dim, x.ndim)
-    if index.ndim > 1:
-        raise IndexError(f"index_reduce_(): Index is supposed to be a vector, but got dim: "
-                         f"{index.ndim} with type: {scalar_name(index.dtype)} and size: "
-                         f"{list(index.shape)}")
-    if index.dtype not in (np.int64, np.int32):
-        raise RuntimeError(f"index_reduce_(): Expected dtype int32/int64 for index but got: "
-                           f"{scalar_name(index.dtype)}")
-    if x.dtype != source.dtype:
-        raise RuntimeError(f"index_reduce_(): self ({scalar_name(x.dtype)}) and source "
-                           f"({scalar_name(source.dtype)}) must have the same scalar type")
-    if d != 0 and d >= source.ndim:
-        raise RuntimeError(f"index_reduce_(): Indexing dim {d} is out of bounds of the source "
-                           f"tensor with dim {source.ndim}")
-    n = 1 if source.ndim == 0 else source.shape[d]
-    if index.size != n:
-        raise RuntimeError(f"index_reduce_(): Number of indices ({index.size}) should be equal "
-                           f"to source.size(dim): ({n}), for dim: {d}")
-    xs, ss = list(x.shape), list(source.shape)
-    if x.ndim and source.ndim:
-        del xs[d], ss[d]
-    if xs != ss:
-        raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the "
-                           f"specified dimension. Got self.shape = {list(x.shape)} source.shape "
-                           f"= {list(source.shape)}")
+    d = check_index_source("index_reduce_", x, dim, index, source)
     if x.dtype == np.bool_ and (not include_self or x.ndim <= 1):  # ATen's kernels' dtypes
         raise not_implemented("index_func_" if include_self else
                               "index_reduce_func_exclude_input_init", x.dtype)
