@@ -149,6 +149,36 @@ def _tensor_or_none(v: Value) -> Optional[str]:
     return "tensor" if isinstance(v.type, TensorType) else None
 
 
+class _Emitter:
+    """Inserts the lowering's nodes before the lowered ``node``, in order, with its source."""
+
+    def __init__(self, graph: Graph, block: Block, node: Node):
+        self.graph, self.block, self.src = graph, block, node.source
+        self.at = block.nodes.index(node)
+
+    def const(self, value, t) -> Value:
+        v = self.graph.insert_constant(value, t, block=self.block, index=self.at)
+        self.at += 1
+        return v
+
+    def ops(self, kind: str, inputs, types) -> List[Value]:
+        n = self.graph.create(kind, inputs, types, block=self.block, index=self.at,
+                              source=self.src)
+        self.at += 1
+        return n.outputs
+
+    def op(self, kind: str, inputs, t=None) -> Value:
+        return self.ops(kind, inputs, [t or TensorType()])[0]
+
+
+def _replace(block: Block, node: Node, y: Value) -> None:
+    """``node``'s output replaced by ``y`` (with its type), ``node`` removed."""
+    out = node.output()
+    y.type = out.type
+    out.replace_all_uses_with(y)
+    block.remove(node)
+
+
 def _lower(graph: Graph, block: Block, node: Node) -> bool:
     if node.kind == "aten::batch_norm":
         return _lower_batch_norm(graph, block, node)
@@ -168,22 +198,8 @@ def _lower(graph: Graph, block: Block, node: Node) -> bool:
     if shape is None or not shape or None in kinds or (layer and eps_none) or \
             not (eps_none or eps.type in (FLOAT, INT)):
         return False
-    at = block.nodes.index(node)
-    src = node.source
-
-    def const(value, t):
-        nonlocal at
-        v = graph.insert_constant(value, t, block=block, index=at)
-        at += 1
-        return v
-
-    def op(kind, inputs, t=None):
-        nonlocal at
-        n = graph.create(kind, inputs, [t or TensorType()], block=block, index=at,
-                         source=src)
-        at += 1
-        return n.output()
-
+    e = _Emitter(graph, block, node)
+    const, op = e.const, e.op
     none = const(None, NONE)
     w = params[0] if kinds[0] == "tensor" else none
     b = params[1] if layer and kinds[1] == "tensor" else none
@@ -208,10 +224,7 @@ def _lower(graph: Graph, block: Block, node: Node) -> bool:
     if not layer and w is not none and not (isinstance(w.type, TensorType) and w.type.dtype
                                             is not None and w.type.dtype == x.type.dtype):
         y = op("torchlike::cast_like", [y, xc])  # PyTorch's result has the input's dtype
-    out = node.output()
-    y.type = out.type
-    out.replace_all_uses_with(y)
-    block.remove(node)
+    _replace(block, node, y)
     _remove_unused_builders(node.inputs[1])
     return True
 
@@ -240,26 +253,13 @@ def _lower_batch_norm(graph: Graph, block: Block, node: Node) -> bool:
     if None in kinds or kinds[2:] != ["tensor", "tensor"] or eps.type not in (FLOAT, INT) or \
             not isinstance(x.type, TensorType) or x.type.dtype not in _FLOAT_DTYPES:
         return False
-    at, src = block.nodes.index(node), node.source
-
-    def op(kind, inputs, n_out=1):
-        nonlocal at
-        made = graph.create(kind, inputs, [TensorType()] * n_out, block=block, index=at,
-                            source=src)
-        at += 1
-        return made.outputs
-
-    none = graph.insert_constant(None, NONE, block=block, index=at)
-    one = graph.insert_constant(1, INT, block=block, index=at + 1)
-    at += 2
+    e = _Emitter(graph, block, node)
+    none, one = e.const(None, NONE), e.const(1, INT)
     args = [x] + [v if k == "tensor" else none for v, k in zip((w, b), kinds)] + [mean, var, eps]
-    scale, shift = op("torchlike::batch_norm_affine", args, 2)
-    (y,) = op("aten::add", [op("aten::mul", [x, scale])[0], shift, one])
-    (y,) = op("torchlike::cast_like", [y, x])  # float16 input: float32 scale, float16 result
-    out = node.output()
-    y.type = out.type
-    out.replace_all_uses_with(y)
-    block.remove(node)
+    scale, shift = e.ops("torchlike::batch_norm_affine", args, [TensorType(), TensorType()])
+    y = e.op("aten::add", [e.op("aten::mul", [x, scale]), shift, one])
+    y = e.op("torchlike::cast_like", [y, x])  # float16 input: float32 scale, float16 result
+    _replace(block, node, y)
     return True
 
 
@@ -283,20 +283,8 @@ def _lower_group_norm(graph: Graph, block: Block, node: Node) -> bool:
             or eps.type not in (FLOAT, INT) or not isinstance(x.type, TensorType) or \
             x.type.dtype not in _FLOAT_DTYPES:
         return False
-    at, src = block.nodes.index(node), node.source
-
-    def const(value, t):
-        nonlocal at
-        v = graph.insert_constant(value, t, block=block, index=at)
-        at += 1
-        return v
-
-    def op(kind, inputs, t=None):
-        nonlocal at
-        n = graph.create(kind, inputs, [t or TensorType()], block=block, index=at, source=src)
-        at += 1
-        return n.output()
-
+    e = _Emitter(graph, block, node)
+    const, op = e.const, e.op
     none, one = const(None, NONE), const(1, INT)
     name = node.kind.split("::")[1]
     groups = const(-1, INT) if groups is None else groups
@@ -315,10 +303,7 @@ def _lower_group_norm(graph: Graph, block: Block, node: Node) -> bool:
     if "tensor" in kinds:  # float32 parameters of a float16 input: the input's dtype
         y = op("torchlike::cast_like", [y, x4])
     y = op("aten::reshape_as", [y, x])
-    out = node.output()
-    y.type = out.type
-    out.replace_all_uses_with(y)
-    block.remove(node)
+    _replace(block, node, y)
     _sink_view(block, y.node)
     return True
 
