@@ -43,7 +43,10 @@ def test_pad_modes_and_negative_crop():
     assert tl.constant_pad_nd(x, [1, 0], 9.0).tolist() == [[9, 0, 1, 2], [9, 3, 4, 5]]
     assert tl.constant_pad_nd(x, [-1, 1]).tolist() == [[1, 2, 0], [4, 5, 0]]
     assert tl.pad(x, [1, 1], "reflect").tolist() == [[1, 0, 1, 2, 1], [4, 3, 4, 5, 4]]
-    assert tl.pad(x, [0, 0, 1, 0], "replicate").tolist() == [[0, 1, 2], [0, 1, 2], [3, 4, 5]]
+    assert tl.pad(x[None], [0, 0, 1, 0], "replicate").tolist() == [[[0, 1, 2], [0, 1, 2],
+                                                                    [3, 4, 5]]]
+    with pytest.raises(ExecutionError, match="Padding size 4 is not supported for 2D input"):
+        tl.pad(x, [0, 0, 1, 0], "replicate")  # PyTorch's refusal: 2 dims padded need 3-d
     assert tl.pad(x, [1, 0], "circular").tolist() == [[2, 0, 1, 2], [5, 3, 4, 5]]
     with pytest.raises(ExecutionError, match="divisible by 2"):
         tl.pad(x, [1])
