@@ -41,7 +41,7 @@ import re
 from typing import Dict, List, Set
 
 from ..fuser.backend import GroupSpec, KernelSource, Unsupported, ValueKind
-from ..fuser.row_plan import block_split
+from ..fuser.row_plan import BlockIndex, block_index
 from ..fuser.row_reduce import NORMS, RedInfo
 from ..ir.graph import Value
 from ..ops import elementwise_base as ew
@@ -417,43 +417,30 @@ class RowRenderer(_Renderer):
         of the input's row it holds, none yet)."""
         lines = []
         for i in blocks:
-            if block_split(self.padded_input(i), self.plan.shape, self.plan.k) < self.plan.k:
+            if self.block_index(i).inner:
                 dt = self.spec.signature[i].dtype  # float16 travels as its bits
                 lines.append(f"w{i} = np.empty(N, np.{'uint16' if dt == 'float16' else dt})")
             lines.append(f"ob{i} = -1")
         return lines
 
-    def padded_input(self, i: int):
-        s = self.spec.signature[i].shape
-        return (1,) * (len(self.plan.shape) - len(s)) + tuple(s)
+    def block_index(self, i: int) -> BlockIndex:
+        return block_index(self.spec.signature[i].shape, self.plan.shape, self.plan.k)
 
     def block_rows(self, blocks: List[int]) -> List[str]:
         """Per row: each ``block`` input's row ``w<i>`` -- a view where the input has the whole
         row (broadcast over some rows only), else the row buffer, refilled when the row of the
         input differs from the last one's (a group norm's weight: once per group)."""
-        plan, lines = self.plan, []
-        n, k = len(plan.shape), plan.k
+        lines = []
         for i in blocks:
-            p = self.padded_input(i)
-            s = block_split(p, plan.shape, k)
-            # the offset of row r's part of the input: r's index in each rows dim the input
-            # has (not size 1) times the input's stride there
-            terms = []
-            for d in range(n - k):
-                if p[d] != 1:
-                    below = " * ".join(f"S{e}" for e in range(d + 1, n - k)) or "1"
-                    stride = " * ".join(f"S{e}" for e in range(d + 1, n) if p[e] != 1) or "1"
-                    terms.append(f"((r // ({below})) % S{d}) * ({stride})")
-            off = " + ".join(terms) or "0"
-            lines.append(f"oc{i} = {off}")
-            if s == k:
+            b = self.block_index(i)
+            lines.append(f"oc{i} = {b.row_offset()}")
+            if not b.inner:
                 lines.append(f"w{i} = f{i}[oc{i}:oc{i} + N]")
                 continue
-            outer = " * ".join(f"S{d}" for d in range(n - k, n - k + s)) or "1"
-            inner = " * ".join(f"S{d}" for d in range(n - k + s, n))
+            inner = b.product(b.inner)
             lines += [f"if oc{i} != ob{i}:",
                       f"    ob{i} = oc{i}",
-                      f"    for jo in range({outer}):",
+                      f"    for jo in range({b.product(b.outer)}):",
                       f"        t{i} = f{i}[oc{i} + jo]",
                       f"        for ji in range({inner}):",
                       f"            w{i}[jo * ({inner}) + ji] = t{i}"]

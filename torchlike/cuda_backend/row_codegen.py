@@ -51,7 +51,7 @@ from typing import Callable, List, Optional, Set, Tuple
 from ..fuser.backend import ArraySpec, GroupSpec, KernelInfo, KernelSource, Unsupported
 from ..fuser.kernel_spec import kernel_outputs
 from ..fuser.render import Renderer, uses_err
-from ..fuser.row_plan import block_split, plan_rows
+from ..fuser.row_plan import BlockIndex, block_index, plan_rows
 from ..fuser.row_reduce import RedInfo
 from ..ir.graph import Value
 from . import kernel_templates as kt
@@ -360,35 +360,20 @@ class RowRenderer(_Renderer):
         text = self.block_inner() + head + ["  " + s for s in body] + ["}"]
         return "".join("  " + s + "\n" for s in text)
 
-    def _block_split(self, i: int) -> Tuple[Tuple[int, ...], int]:
-        n, shape = len(self.plan.shape), self.spec.signature[i].shape
-        p = (1,) * (n - len(shape)) + tuple(shape)
-        return p, block_split(p, self.plan.shape, self.plan.k)
+    def _block_index(self, i: int) -> BlockIndex:
+        return block_index(self.spec.signature[i].shape, self.plan.shape, self.plan.k)
 
     def block_inner(self) -> List[str]:
         """Per ``block`` input: how many consecutive elements of a row share one of its
         values (the product of the row's dims it is constant over; ``S<d>``: the sizes)."""
-        n, k, lines = len(self.plan.shape), self.plan.k, []
-        for i in self.blocks:
-            s = self._block_split(i)[1]
-            inner = " * ".join(f"S{d}" for d in range(n - k + s, n)) or "1u"
-            lines.append(f"const {self.uidx} bi{i} = {inner};")
-        return lines
+        return [f"const {self.uidx} bi{i} = {BlockIndex.product(self._block_index(i).inner, '1u')};"
+                for i in self.blocks]
 
     def block_offsets(self) -> List[str]:
-        """Per ``block`` input: where row ``r``'s part of it starts (r's index in each rows dim
-        the input has, times the input's stride there), as ``cpu_backend.row_codegen``."""
-        n, k, lines = len(self.plan.shape), self.plan.k, []
-        for i in self.blocks:
-            p = self._block_split(i)[0]
-            terms = []
-            for d in range(n - k):
-                if p[d] != 1:
-                    below = " * ".join(f"S{e}" for e in range(d + 1, n - k)) or "1u"
-                    stride = " * ".join(f"S{e}" for e in range(d + 1, n) if p[e] != 1) or "1u"
-                    terms.append(f"((r / ({below})) % S{d}) * ({stride})")
-            lines.append(f"const {self.uidx} oc{i} = {' + '.join(terms) or '0'};")
-        return lines
+        """Per ``block`` input: where row ``r``'s part of it starts (``BlockIndex.row_offset``,
+        as ``cpu_backend.row_codegen``)."""
+        return [f"const {self.uidx} oc{i} = {self._block_index(i).row_offset('/', '1u')};"
+                for i in self.blocks]
 
     def params(self) -> List[Tuple[str, str]]:
         spec, out = self.spec, []

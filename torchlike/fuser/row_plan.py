@@ -4,6 +4,7 @@ docstring for the rules; the executor then splits the group).  A backend that re
 reductions calls it from its ``check`` (the CPU backend does)."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Dict, List, Tuple
 
 from ..ir.graph import Value
@@ -12,7 +13,7 @@ from .column_plan import plan_columns
 from .kernel_spec import kernel_outputs
 from .row_reduce import RowPlan, padded
 
-__all__ = ["plan_rows", "block_split"]
+__all__ = ["plan_rows", "block_split", "BlockIndex", "block_index"]
 
 
 def block_split(p: Tuple[int, ...], shape: Tuple[int, ...], k: int):
@@ -28,6 +29,40 @@ def block_split(p: Tuple[int, ...], shape: Tuple[int, ...], k: int):
         if prow[:s] == row[:s] and all(d == 1 for d in prow[s:]):
             return s
     return None
+
+
+@dataclass(frozen=True)
+class BlockIndex:
+    """Where a ``block`` input holds the value of element ``j`` of row ``r`` (dims index the
+    reduced shape; a kernel reads its sizes as ``S<d>``): at ``row_offset`` -- r's index in each
+    rows dim ``d`` the input has, times the input's stride there -- plus ``j // prod(S[inner])``.
+    ``outer``: the row dims it spans; ``inner``: those it is constant over (none: it holds the
+    whole row)."""
+
+    rows: Tuple[Tuple[int, Tuple[int, ...], Tuple[int, ...]], ...]  # (d, dims below, stride)
+    outer: Tuple[int, ...]
+    inner: Tuple[int, ...]
+
+    @staticmethod
+    def product(dims: Tuple[int, ...], one: str = "1") -> str:
+        return " * ".join(f"S{d}" for d in dims) or one
+
+    def row_offset(self, div: str = "//", one: str = "1") -> str:
+        """The offset of row ``r``'s part, spelled with ``div`` and the literal ``one``."""
+        return " + ".join(f"((r {div} ({self.product(below, one)})) % S{d}) * "
+                          f"({self.product(stride, one)})"
+                          for d, below, stride in self.rows) or "0"
+
+
+def block_index(in_shape: Tuple[int, ...], shape: Tuple[int, ...], k: int) -> BlockIndex:
+    """The ``BlockIndex`` of an input of shape ``in_shape`` of class ``block`` (see
+    ``block_split``) in a plan of ``shape`` reducing its last ``k`` dims."""
+    n = len(shape)
+    p = padded(tuple(in_shape), n)
+    s = block_split(p, shape, k)
+    rows = tuple((d, tuple(range(d + 1, n - k)), tuple(e for e in range(d + 1, n) if p[e] != 1))
+                 for d in range(n - k) if p[d] != 1)
+    return BlockIndex(rows, tuple(range(n - k, n - k + s)), tuple(range(n - k + s, n)))
 
 
 def plan_rows(spec: GroupSpec, layouts: Tuple[str, ...] = ("rows",)) -> RowPlan:

@@ -256,8 +256,9 @@ class RowPlan:
     ``k`` trailing dims reduced; each input's class (``full``: the whole shape, read at
     ``r * N + j``; ``rowvec``: broadcast over the rows, read at ``j``; ``perrow``: one value per
     row (keepdim shape), read at ``r``; ``block``: broadcast within the row, constant over
-    its trailing dims (``row_plan.block_split``: the row's copy of it is expanded into a row
-    buffer); ``uniform``: size 1; ``scalar``: a Python scalar);
+    its trailing dims (``row_plan.block_split``, read where ``row_plan.BlockIndex`` says; the
+    CPU expands the row's copy into a row buffer); ``uniform``: size 1; ``scalar``: a Python
+    scalar);
     each value's ``level`` and ``avail`` (how many passes over the row must be done before it
     can be computed); ``passes``: the accumulation passes."""
 
