@@ -62,6 +62,13 @@ def check_torch(got, want, rtol=None, atol=None):
                                atol=tol if atol is None else atol)
 
 
+def to_torch(torch, a):
+    """numpy -> torch, through lists and tuples (other values as they are)."""
+    if isinstance(a, (list, tuple)):
+        return type(a)(to_torch(torch, v) for v in a)
+    return torch.from_numpy(np.array(a)) if isinstance(a, (np.ndarray, np.generic)) else a
+
+
 def _flatten(v):
     if isinstance(v, (tuple, list)):
         return [e for x in v for e in _flatten(x)]

@@ -227,15 +227,21 @@ def test_scripted_and_traced_group_norm_match_pytorch(torch, strict_cpu):
             close(got[0], fn(*args).numpy(), "float32", f"{fn.__name__} {capture}")
 
 
-def test_group_norm_module_matches_pytorch(torch, strict_cpu, tmp_path):
-    m = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), torch.nn.GroupNorm(4, 8),
-                            torch.nn.SiLU()).eval()
-    x = torch.randn(2, 3, 12, 12)
+def run_saved(torch, m, x, tmp_path):
+    """``m`` scripted, saved by PyTorch, loaded by ``jit.load`` and called on ``x`` with fresh
+    kernel caches and counters: (its output, the loaded module)."""
     torch.jit.save(torch.jit.script(m), str(tmp_path / "m.pt"))
     loaded = jit.load(str(tmp_path / "m.pt"))
     executor.clear_caches()
     jit.reset_stats()
-    got = loaded(x.numpy())
+    return loaded(x.numpy()), loaded
+
+
+def test_group_norm_module_matches_pytorch(torch, strict_cpu, tmp_path):
+    m = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), torch.nn.GroupNorm(4, 8),
+                            torch.nn.SiLU()).eval()
+    x = torch.randn(2, 3, 12, 12)
+    got, _ = run_saved(torch, m, x, tmp_path)
     assert jit.stats()["fallbacks"] == {} and jit.stats()["cache_misses"] == 1
     close(got, m(x).detach().numpy(), "float32")
 
@@ -298,11 +304,7 @@ def test_instance_norm_module_matches_pytorch(torch, strict_cpu, tmp_path):
         m[1].weight.normal_()
         m[1].bias.normal_()
     x = torch.randn(2, 3, 12, 12)
-    torch.jit.save(torch.jit.script(m), str(tmp_path / "m.pt"))
-    loaded = jit.load(str(tmp_path / "m.pt"))
-    executor.clear_caches()
-    jit.reset_stats()
-    got = loaded(x.numpy())
+    got, loaded = run_saved(torch, m, x, tmp_path)
     assert jit.stats()["fallbacks"] == {} and jit.stats()["cache_misses"] >= 1
     close(got, m(x).detach().numpy(), "float32")
     assert not any(n.kind == "aten::instance_norm" for n in loaded.graph_for(x.numpy()).all_nodes())

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from graph_modes import against_torch, graph_modes, program_module
 from graph_modes import check_torch as check
+from graph_modes import to_torch as T
 
 from torchlike.errors import ExecutionError
 from torchlike.ir import parse_graph
@@ -41,12 +42,6 @@ def spd(*shape, dtype=np.float32):
     a = randn(*shape, dtype=np.float64)
     return (a @ np.swapaxes(a, -1, -2) + shape[-1] * np.eye(shape[-1])).astype(dtype)
 
-
-def T(torch, a):
-    """numpy -> torch, through lists and tuples."""
-    if isinstance(a, (list, tuple)):
-        return type(a)(T(torch, v) for v in a)
-    return torch.from_numpy(np.array(a)) if isinstance(a, (np.ndarray, np.generic)) else a
 
 
 def impl(name):

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from graph_modes import against_torch, program_module
 from graph_modes import check_torch as check
+from graph_modes import to_torch as T
 
 from torchlike.ops import registry
 
@@ -23,11 +24,6 @@ DTYPES = [np.float32, np.float64, np.int64, np.int32, np.float16]
 def randn(*shape, dtype=np.float32):
     return np.asarray(RNG.standard_normal(shape) * 3).astype(dtype)
 
-
-def T(torch, a):
-    if isinstance(a, (list, tuple)):
-        return type(a)(T(torch, v) for v in a)
-    return torch.from_numpy(np.array(a)) if isinstance(a, (np.ndarray, np.generic)) else a
 
 
 def impl(name):

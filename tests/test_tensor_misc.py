@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from graph_modes import against_torch, program_module
 from graph_modes import check_torch as check
+from graph_modes import to_torch as T
 
 import torchlike as tl
 from torchlike.ir import parse_graph
@@ -31,12 +32,6 @@ FLOATS = [np.float32, np.float64, np.float16]
 def randn(*shape, dtype=np.float32):
     return np.asarray(RNG.standard_normal(shape)).astype(dtype)
 
-
-def T(torch, a):
-    """numpy -> torch, through lists and tuples."""
-    if isinstance(a, (list, tuple)):
-        return type(a)(T(torch, v) for v in a)
-    return torch.from_numpy(np.array(a)) if isinstance(a, (np.ndarray, np.generic)) else a
 
 
 def impl(name):

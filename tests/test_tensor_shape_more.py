@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from graph_modes import against_torch, program_module
 from graph_modes import check_torch as check
+from graph_modes import to_torch as T
 
 import torchlike as tl
 from torchlike import jit
@@ -30,23 +31,9 @@ def randn(*shape, dtype=np.float32):
     return (RNG.standard_normal(shape) * 3).astype(dtype)
 
 
-def T(torch, a):
-    """numpy -> torch, through lists and tuples."""
-    if isinstance(a, (list, tuple)):
-        return type(a)(T(torch, v) for v in a)
-    return torch.from_numpy(np.array(a)) if isinstance(a, (np.ndarray, np.generic)) else a
-
 
 def impl(name):
     return registry.get(f"aten::{name}").impl
-
-
-# index_reduce, put / put_, max_unpool2d / 3d, combinations and histogram did not fit in
-# tensor_shape_more.py (600 lines at most): their tests skip until a module registers them.
-def needs(*names):
-    missing = [n for n in names if registry.lookup(f"aten::{n}") is None]
-    if missing:
-        pytest.skip(f"not registered: {', '.join(missing)}")
 
 
 # -- layout ------------------------------------------------------------------------------------
@@ -213,7 +200,6 @@ def test_native_norms_against_torch(torch, dtype):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.int64, np.bool_, np.uint8, np.float16])
 def test_index_reduce_against_torch(torch, dtype):
-    needs("index_reduce")
     x = randn(5, 3, dtype=dtype)
     X = T(torch, x)
     for dim, index, sshape in ((0, [0, 2, 0, 4], (4, 3)), (1, [2, 2], (5, 2)), (-1, [], (5, 0)),
@@ -246,7 +232,6 @@ def test_index_reduce_against_torch(torch, dtype):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_put_against_torch(torch, dtype):
-    needs("put", "put_")
     x = randn(3, 4, dtype=dtype)
     X = T(torch, x)
     for index in ([0, 5], [[0, -1], [11, -12]], [3, 3, 3], []):
@@ -280,7 +265,6 @@ def test_masked_scatter_against_torch(torch, dtype):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_combinations_against_torch(torch, dtype):
-    needs("combinations")
     for n in (0, 1, 2, 4):
         x = randn(n, dtype=dtype)
         for r in (0, 1, 2, 3, 5):
@@ -290,7 +274,6 @@ def test_combinations_against_torch(torch, dtype):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_histogram_against_torch(torch, dtype):
-    needs("histogram")
     x = np.array([0.1, 0.5, 0.7, 2.0, -1.0, 0.5, 1.25, 0.25], dtype)
     X, w = T(torch, x), RNG.random(8).astype(dtype)
     for data in (x, x.reshape(2, 4), np.ones(3, dtype), np.zeros(0, dtype), x[:1].reshape(())):
@@ -317,7 +300,6 @@ def test_histogram_against_torch(torch, dtype):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
 def test_max_unpool_against_torch(torch, dtype):
-    needs("max_unpool2d", "max_unpool3d")
     aten = torch.ops.aten
     for n, lead in ((2, (2, 3)), (2, (3,)), (3, (2, 2)), (3, (1,)), (2, (0, 2))):
         size = (4, 6, 5)[3 - n:]
@@ -773,7 +755,6 @@ KEYWORD_ONLY = {"index_reduce": (5, ("include_self",)),
 @pytest.mark.parametrize("name, args, exc, message, same", ERRORS,
                          ids=[f"{e[0]}-{i}" for i, e in enumerate(ERRORS)])
 def test_errors_as_pytorch(name, args, exc, message, same):
-    needs(name)
     with pytest.raises(exc, match=message):
         impl(name)(np, *args)
 
@@ -782,7 +763,6 @@ def test_errors_as_pytorch(name, args, exc, message, same):
                          ids=[f"{e[0]}-{i}" for i, e in enumerate(ERRORS) if e[4]])
 def test_torch_raises_the_same(torch, name, args, exc, message):
     """The expected errors are torch's own (type and message)."""
-    needs(name)
     n, names = KEYWORD_ONLY.get(name, (len(args), ()))
     kwargs = dict(zip(names, T(torch, list(args[n:]))))
     with pytest.raises(exc, match=message):
