@@ -163,6 +163,12 @@ class Device:
     def time(self, fn: Callable, input_sets: List[tuple], policy: TimingPolicy) -> dict: ...
     def sync(self) -> None: ...
 
+    def time_many(self, fns: Dict[str, Callable], input_sets: List[tuple],
+                  policy: TimingPolicy) -> Dict[str, dict]:
+        """Every mode of one workload and size, mode -> ``time``'s stats; one after the
+        other unless the device interleaves them (``cpu.CpuDevice``)."""
+        return {m: self.time(fn, input_sets, policy) for m, fn in fns.items()}
+
     def external(self, w: Workload, sizes: List[int], wanted: set, quick: bool,
                  policy: TimingPolicy) -> Tuple[List[dict], Dict[str, str]]:
         """Modes timed in another process, all sizes at once: (rows, mode -> why not run).
@@ -217,6 +223,7 @@ def run_workloads(dev: Device, workloads: List[Workload], sizes: List[int], want
             for mode, reason in why_not.items():
                 if log2n == sizes[0]:
                     skipped.append({"workload": w.name, "mode": mode, "reason": reason})
+            checked: Dict[str, Tuple[Callable, float]] = {}
             for mode, fn in modes.items():
                 progress.show(f"{label} {mode}")
                 try:
@@ -245,15 +252,23 @@ def run_workloads(dev: Device, workloads: List[Workload], sizes: List[int], want
                                      f"{bad}\n")
                     _release(fn)
                     continue
-                stats = dev.time(fn, device_sets, policy)
+                checked[mode] = (fn, first)
+            # every checked mode is timed together (interleaved where the device does so),
+            # then rechecked: a torch.compile that recompiled or fell back while timed is
+            # reported instead of its time
+            progress.show(f"{label} timing {len(checked)} modes")
+            all_stats = dev.time_many({m: fn for m, (fn, _) in checked.items()}, device_sets,
+                                      policy)
+            for mode, (fn, first) in checked.items():
                 why = fn.recheck() if hasattr(fn, "recheck") else None
                 _release(fn)
                 if why is not None:
                     failed(w, mode, log2n, why)
                     continue
-                results.append(make_record(w, log2n, mode, stats, first, rotations, nbytes,
-                                           floor_gbps,
+                results.append(make_record(w, log2n, mode, all_stats[mode], first, rotations,
+                                           nbytes, floor_gbps,
                                            first if getattr(fn, "compiles", False) else None))
+            del checked
             del modes, device_sets
             progress.step(label)
         progress.show(f"{w.name} (other process)")

@@ -34,7 +34,7 @@ from typing import Callable, Dict, List, Optional
 import numpy as np
 
 from . import common, compile_times, corpus
-from .timing import FULL, QUICK, TimingPolicy, summarize, time_call
+from .timing import FULL, QUICK, TimingPolicy, summarize, time_call, time_interleaved
 from .workloads import Workload, capture, loop_add_1000, select
 
 CPU_MODES = ("torchlike", "interpreter", "numpy", "numexpr", "numba", "torch", "torch.compile",
@@ -80,6 +80,10 @@ class CpuDevice(common.Device):
 
     def time(self, fn, input_sets, policy: TimingPolicy) -> dict:
         return summarize(time_call(fn, input_sets, policy))
+
+    def time_many(self, fns, input_sets, policy: TimingPolicy) -> dict:
+        # interleaved: on a shared VM the ratios are what must not drift (timing.py)
+        return {m: summarize(s) for m, s in time_interleaved(fns, input_sets, policy).items()}
 
     def modes(self, w: Workload, example: tuple, quick: bool, wanted: set, cache: dict,
               log2n: int):

@@ -11,7 +11,7 @@ import statistics
 import sys
 import time
 from dataclasses import dataclass
-from typing import Callable, List, Sequence
+from typing import Callable, Dict, List, Sequence
 
 
 @dataclass(frozen=True)
@@ -56,6 +56,49 @@ def time_call(fn: Callable, input_sets: Sequence[tuple], policy: TimingPolicy) -
             fn(*input_sets[k % len(input_sets)])
             k += 1
         samples.append((time.perf_counter() - t0) / batch)
+    return samples
+
+
+def time_interleaved(fns: Dict[str, Callable], input_sets: Sequence[tuple],
+                     policy: TimingPolicy) -> Dict[str, List[float]]:
+    """Seconds per call of each ``fns[mode](*inputs)``, sampled in rounds: in each round every
+    mode samples for a slice of ``min_time_s / min_repeats`` (one sample at least), the order
+    rotated from round to round.  A burst of load from a neighbour on a shared VM (10-30%
+    swings over seconds here) then lands on all modes alike instead of on whichever one was
+    being timed, so the ratios between modes are steadier than their absolute times.
+    ``min_repeats`` rounds, so each mode gets ``min_time_s``; a mode whose calls are slow
+    stops the run after 3 rounds once it has spent ``max_time_s``."""
+    modes = list(fns)
+    batch: Dict[str, int] = {}
+    for m in modes:     # warm-up, and a batch per sample long enough for the timer
+        t0 = time.perf_counter()
+        for i in range(max(1, policy.warmup_calls)):
+            fns[m](*input_sets[i % len(input_sets)])
+        one = max((time.perf_counter() - t0) / max(1, policy.warmup_calls), 1e-7)
+        batch[m] = max(1, int(1e-3 / one))
+    samples: Dict[str, List[float]] = {m: [] for m in modes}
+    spent = dict.fromkeys(modes, 0.0)
+    slice_s = policy.min_time_s / max(1, policy.min_repeats)
+    k = 0
+    for rounds in range(policy.max_repeats):
+        if rounds >= 3 and max(spent.values(), default=0.0) > policy.max_time_s:
+            break
+        if rounds >= policy.min_repeats and all(spent[m] >= policy.min_time_s for m in modes):
+            break
+        for j in range(len(modes)):
+            m = modes[(rounds + j) % len(modes)]
+            fn, n, here = fns[m], batch[m], 0.0
+            while True:
+                t0 = time.perf_counter()
+                for _ in range(n):
+                    fn(*input_sets[k % len(input_sets)])
+                    k += 1
+                dt = time.perf_counter() - t0
+                samples[m].append(dt / n)
+                here += dt
+                if here >= slice_s or len(samples[m]) >= policy.max_repeats * 4:
+                    break
+            spent[m] += here
     return samples
 
 

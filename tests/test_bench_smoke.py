@@ -189,3 +189,18 @@ def test_torch_compile_mode_really_compiles(torch):  # the fixture skips it with
     fn(*xs)
     assert fn.recheck() is None
     fn.release()
+
+
+def test_modes_are_timed_interleaved():
+    """The CPU harness samples every mode in rounds (bench/timing.py), so a burst of load on
+    the VM lands on all modes of a workload alike; a slow mode does not starve the others."""
+    from bench.timing import TimingPolicy, time_interleaved
+    calls = []
+    policy = TimingPolicy(min_time_s=0.02, min_repeats=4, max_repeats=50, max_time_s=1.0)
+    fns = {"a": lambda x: calls.append("a"), "b": lambda x: calls.append("b")}
+    samples = time_interleaved(fns, [(1,), (2,)], policy)
+    assert set(samples) == {"a", "b"}
+    assert all(len(s) >= policy.min_repeats and min(s) > 0 for s in samples.values())
+    timed = calls[2:]                      # after one warm-up call each
+    switches = sum(1 for u, v in zip(timed, timed[1:]) if u != v)
+    assert switches >= 2 * policy.min_repeats - 1, "modes were timed one after the other"
