@@ -11,6 +11,7 @@ from test_cuda_rows import emulated_cuda, needs_gxx, run_compiled  # noqa: F401 
 from test_fused_reductions import close, interpreted
 from test_norm_lowering import rng_data, run_strict
 
+import torchlike as tl
 from torchlike import jit
 from torchlike.errors import ExecutionError
 from torchlike.fuser import executor
@@ -202,6 +203,12 @@ def test_block_inputs_run_in_one_cuda_row_kernel(emulated_cuda):  # noqa: F811
                                        rng_data((4,), "float32", 2)])):
         got = run_compiled(jit.fuse(graph), *args)
         close(got[0], interpreted(graph, *args)[0], "float32", emulated_cuda)
+    # the U-Net ResBlock: a producer and a residual moved across the view (group_rows.py)
+    for t_shape in ((2, 8, 1, 1), (2, 1, 1, 1), (1, 8, 5, 5)):
+        args = _resblock_args(np.random.default_rng(4), t_shape)
+        fused = jit.trace(resblock, args).graph_for(*args)
+        got = run_compiled(fused, *args)
+        close(got[0], interpreted(fused, *args)[0], "float32", f"{emulated_cuda} {t_shape}")
 
 
 # -- against PyTorch -----------------------------------------------------------------------------
@@ -308,3 +315,86 @@ def test_instance_norm_module_matches_pytorch(torch, strict_cpu, tmp_path):
     assert jit.stats()["fallbacks"] == {} and jit.stats()["cache_misses"] >= 1
     close(got, m(x).detach().numpy(), "float32")
     assert not any(n.kind == "aten::instance_norm" for n in loaded.graph_for(x.numpy()).all_nodes())
+
+
+# -- elementwise work moved across the view (passes/group_rows.py) -----------------------------
+
+def resblock(x, t, w, b, r):
+    """A diffusion U-Net's ResBlock around its second group norm: the time embedding added per
+    sample and channel, the norm, SiLU, a residual of the input's shape."""
+    return tl.silu(tl.group_norm(x + t, 4, w, b)) * 0.5 + r
+
+
+def torch_resblock(F, x, t, w, b, r):
+    return F.silu(F.group_norm(x + t, 4, w, b)) * 0.5 + r
+
+
+def _resblock_args(rng, t_shape, n=2, c=8, h=5):
+    return [rng.standard_normal(s, dtype=np.float32)
+            for s in ((n, c, h, h), t_shape, (c,), (c,), (n, c, h, h))]
+
+
+@pytest.mark.parametrize("t_shape", [(2, 8, 1, 1), (1, 8, 1, 1), (2, 1, 1, 1), (2, 8, 5, 5),
+                                     (1, 8, 5, 5), ()])
+def test_producers_and_consumers_join_the_row_kernel(torch, strict_cpu, t_shape):
+    """``GroupNorm(h + temb)``'s add, and the SiLU, scale and residual add after it: one kernel,
+    PyTorch's answer, scripted and traced."""
+    F = torch.nn.functional
+    args = _resblock_args(np.random.default_rng(3), t_shape)
+    want = torch_resblock(F, *map(torch.from_numpy, args)).numpy()
+    for capture in ("script", "trace"):
+        fn = jit.script(resblock) if capture == "script" else jit.trace(resblock, args)
+        executor.clear_caches()
+        jit.reset_stats()
+        got = fn(*args)
+        s = jit.stats()
+        assert s["fallbacks"] == {} and s["groups_split"] == 0, s
+        assert s["cache_hits"] + s["cache_misses"] == 1, (capture, s)
+        groups = [n for n in fn.graph_for(*args).all_nodes() if n.kind == "prim::FusionGroup"]
+        assert len(groups) == 1
+        close(got, want, "float32", f"{t_shape} {capture}")
+
+
+def test_what_cannot_move_stays_and_gives_the_same_answer(torch, strict_cpu):
+    """The producer's result used again (a residual of ``h`` itself), an operand that broadcasts
+    across the trailing dims in a way the rows cannot (W only), an integer operand: the work
+    stays on its side of the view, as kernels of its own, with PyTorch's answer."""
+    F = torch.nn.functional
+
+    def reused(m, x, t, w, b):
+        h = x + t
+        return F.group_norm(h, 2, w, b) + h if m is torch else m.group_norm(h, 2, w, b) + h
+
+    def trailing(m, x, t, w, b):
+        g = (F if m is torch else m).group_norm(x, 2, w, b)
+        return g * t[..., :1, :]
+
+    def integer(m, x, t, w, b):
+        i = (t * 4).int() if m is torch else (t * 4).astype(np.int32)
+        return (F if m is torch else m).group_norm(x * 2 + i, 2, w, b)
+
+    rng = np.random.default_rng(5)
+    for fn, t_shape, one_kernel in ((reused, (2, 4, 3, 3), False),
+                                    (trailing, (2, 4, 3, 3), False),
+                                    (integer, (2, 4, 3, 3), True)):
+        args = [rng.standard_normal(s, dtype=np.float32)
+                for s in ((2, 4, 3, 3), t_shape, (4,), (4,))]
+        want = fn(torch, *map(torch.from_numpy, args)).numpy()
+        scripted = jit.trace(lambda *a, fn=fn: fn(tl, *a), args)
+        executor.clear_caches()
+        jit.reset_stats()
+        got = scripted(*args)
+        s = jit.stats()
+        assert s["fallbacks"] == {} and s["groups_split"] == 0, s
+        assert (s["cache_hits"] + s["cache_misses"] == 1) == one_kernel, (fn.__name__, s)
+        close(got, want, "float32", fn.__name__)
+
+
+def test_the_ops_errors_survive_the_move():
+    """The checks stay with an operand of the input's shape: a weight of the wrong size is the
+    op's error, interpreted or fused."""
+    x, t = np.ones((2, 6, 3, 3), np.float32), np.ones((2, 6, 1, 1), np.float32)
+    fn = jit.trace(lambda x, t, w: tl.silu(tl.group_norm(x + t, 3, w)),
+                   [x, t, np.ones(6, np.float32)])
+    with pytest.raises(ExecutionError, match="Expected weight to be a vector of size equal"):
+        fn(x, t, np.ones(5, np.float32))

@@ -363,6 +363,32 @@ def _infer_group_rows(node, types):
 defop("torchlike::group_norm_rows", "Tensor input, int num_groups, Tensor? weight, "
       "Tensor? bias, str op", _group_rows, category="shape", python_name=None,
       infer=_infer_group_rows)
+def _group_rows_of(xp, v, num_groups):
+    """A tensor that broadcasts against a group norm's input ``(N, C, *)`` -- of shape
+    ``(N or 1, C or 1)`` followed by the input's trailing sizes or by ones -- seen as that
+    input's rows of groups: ``(N or 1, G or 1, C/G or 1, prod(*) or 1)``.  The elementwise
+    work that passes/group_rows.py moves across the group norm's view reads its other
+    operands through this view."""
+    if v.ndim < 2:
+        return v
+    c = v.shape[1]
+    g = 1 if c == 1 else (c if num_groups == -1 else num_groups)
+    return v.reshape(v.shape[0], g, c // g, math.prod(v.shape[2:]))
+
+
+def _infer_group_rows_of(node, types):
+    v, g = tensor_in(types), arg(node, 1, None)
+    shape = None
+    if v.shape is not None and None not in v.shape and len(v.shape) >= 2 and isinstance(g, int):
+        c = v.shape[1]
+        g = 1 if c == 1 else (c if g == -1 else g)
+        if g > 0 and c % g == 0:
+            shape = (v.shape[0], g, c // g, math.prod(v.shape[2:]))
+    return [like(v, shape=shape if v.shape is None or len(v.shape) >= 2 else v.shape)]
+
+
+defop("torchlike::group_rows_of", "Tensor self, int num_groups", _group_rows_of,
+      category="shape", python_name=None, infer=_infer_group_rows_of)
 defop("torchlike::group_norm_param", "Tensor self, int num_groups",
       lambda xp, p, num_groups: p.reshape(-1, 1, 1) if num_groups == -1 else
       p.reshape(num_groups, -1, 1), category="shape",

@@ -55,8 +55,8 @@ from __future__ import annotations
 from typing import FrozenSet, List, Optional
 
 from ..ir.graph import Block, Graph, Node, Value
-from ..ir.types import BOOL, FLOAT, INT, NONE, NUMBER, STR, ListType, OptionalType, TensorType
-from ..ops import registry
+from ..ir.types import BOOL, FLOAT, INT, NONE, STR, ListType, OptionalType, TensorType
+from .group_rows import hoist_producers, sink_consumers
 
 __all__ = ["decompose_norms", "LOWERED"]
 
@@ -64,7 +64,6 @@ LOWERED = ("aten::layer_norm", "aten::rms_norm", "aten::batch_norm", "aten::grou
            "aten::instance_norm")
 _FLOAT_DTYPES = (None, "float16", "bfloat16", "float32", "float64")
 _SIZE_WRAPPERS = ("aten::Int", "prim::NumToTensor")
-_SCALAR_TYPES = (INT, FLOAT, BOOL, NONE, STR, NUMBER)  # what an elementwise op's scalars are
 # what builds a normalized shape; left unused by the lowering, removed with it
 _SHAPE_BUILDERS = ("prim::ListConstruct", "aten::size", "aten::__getitem__") + _SIZE_WRAPPERS
 
@@ -304,35 +303,6 @@ def _lower_group_norm(graph: Graph, block: Block, node: Node) -> bool:
         y = op("torchlike::cast_like", [y, x4])
     y = op("aten::reshape_as", [y, x])
     _replace(block, node, y)
-    _sink_view(block, y.node)
+    hoist_producers(block, x4.node, y.node)
+    sink_consumers(block, y.node, groups)
     return True
-
-
-def _zero_dim(v: Value) -> bool:
-    """A tensor known to be 0-d (a traced ``+ 1``'s constant): it broadcasts against anything."""
-    return isinstance(v.type, TensorType) and v.type.shape == ()
-
-
-def _sink_view(block: Block, view: Node) -> None:
-    """Move the elementwise nodes whose only tensor is the viewed-back result (an activation,
-    ``+ 1``) before the view back, so that they join the row kernel; the view follows the last
-    of them.  (Elementwise work commutes with a view when nothing else broadcasts against it.)"""
-    graph = block.graph
-    while True:
-        out = view.output()
-        if len(out.uses) != 1 or any(out in b.returns for b in graph.all_blocks()):
-            return
-        user = out.uses[0]
-        op = registry.lookup(user.kind)
-        if user.owning_block is not block or op is None or not op.is_elementwise or \
-                len(user.outputs) != 1 or user.kind.endswith("_") or any(
-                    v is not out and v.type not in _SCALAR_TYPES and not _zero_dim(v)
-                    for v in user.inputs):
-            return
-        result = user.output()
-        user.replace_input(user.inputs.index(out), view.inputs[0])
-        result.replace_all_uses_with(out)
-        view.replace_input(0, result)
-        out.type, result.type = result.type, TensorType(getattr(result.type, "dtype", None))
-        block.nodes.remove(view)
-        block.nodes.insert(block.nodes.index(user) + 1, view)
