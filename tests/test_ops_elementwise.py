@@ -35,7 +35,9 @@ from differential import (
 from differential_reference import NoReference, reference_failures
 
 import torchlike  # noqa: F401  (registers the ops)
+from torchlike import jit
 from torchlike.errors import ExecutionError, IntegerDivisionByZeroError, TorchlikeError
+from torchlike.ir import parse_graph
 from torchlike.ir.types import SCALAR_TYPE_ENUM
 from torchlike.ops import get
 from torchlike.ops.dtypes import operand_info, result_type
@@ -223,7 +225,6 @@ def test_integer_division_by_zero(name, extra):
 
 def test_interpreter_names_the_node_for_division_by_zero():
     from torchlike.interpreter import run
-    from torchlike.ir import parse_graph
     g = parse_graph("graph(%a : Long(2), %b : Long(2)):\n"
                     "  %2 : Long(2) = aten::floor_divide(%a, %b)\n  return (%2)\n")
     with pytest.raises(IntegerDivisionByZeroError, match="floor_divide"):
@@ -241,6 +242,23 @@ def test_to_overloads_and_dropout():
     assert drop.impl(np, x, 0.5, False) is x or np.array_equal(drop.impl(np, x, 0.5, False), x)
     with pytest.raises(TorchlikeError, match="training-mode dropout"):
         drop.impl(np, x, 0.5, True)
+    # p == 0 is the identity in training mode too (ATen's _dropout_impl), as a model built with
+    # dropout=0.0 and traced in training mode prints it; fused as the identity
+    for name in ("aten::dropout", "aten::alpha_dropout", "aten::feature_dropout",
+                 "aten::feature_alpha_dropout"):
+        assert np.array_equal(get(name).impl(np, x, 0.0, True), x), name
+        with pytest.raises(TorchlikeError, match="training-mode"):
+            get(name).impl(np, x, 0.5, True)
+    graph = parse_graph("""graph(%x : Float(2, 3)):
+  %p : float = prim::Constant[value=0.]()
+  %t : bool = prim::Constant[value=1]()
+  %y : Tensor = aten::relu(%x)
+  %z : Tensor = aten::dropout(%y, %p, %t)
+  %w : Tensor = aten::feature_alpha_dropout(%z, %p, %t)
+  return (%w)""")
+    fused = jit.fuse(graph)
+    assert [n.kind for n in fused.nodes if n.kind != "prim::Constant"] == ["prim::FusionGroup"]
+    assert np.array_equal(jit.run(fused, x), np.maximum(x, 0))
 
 
 def test_clamp_none_and_nan_bounds(torch):

@@ -107,8 +107,8 @@ elementwise("aten::log_sigmoid", "Tensor self",
 
 
 def _eval_only(name: str, flag: str):
-    def rule(infos, attrs):
-        if attrs.get(flag):
+    def rule(infos, attrs):   # a dropout's p == 0 is the identity in training mode too
+        if attrs.get(flag) and attrs.get("p", 1) != 0:
             raise UnsupportedOpError(f"training-mode {name} ({flag}=True) is not supported: "
                                      "torchlike runs inference graphs; call the model in eval "
                                      "mode")
@@ -117,7 +117,8 @@ def _eval_only(name: str, flag: str):
 
 
 def _fusible_in_eval(flag: str):
-    return lambda attrs: None if attrs.get(flag) is False else f"{flag} is not False"
+    return lambda attrs: None if attrs.get(flag) is False or attrs.get("p", 1) == 0 \
+        else f"{flag} is not False"
 
 
 def _rrelu_slope(attrs):

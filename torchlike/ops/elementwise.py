@@ -575,7 +575,8 @@ elementwise("aten::full_like", "Tensor self, Scalar fill_value, " + _LIKE,
 
 
 def _rule_dropout(infos, attrs):
-    if attrs.get("train"):
+    # p == 0 in training mode is the identity in ATen too (a model built with dropout=0.0)
+    if attrs.get("train") and attrs.get("p") != 0:
         raise UnsupportedOpError("training-mode dropout (train=True) is not supported: torchlike "
                                  "runs inference graphs; call the model in eval mode")
     return rule_same(infos, attrs)
@@ -583,5 +584,5 @@ def _rule_dropout(infos, attrs):
 
 elementwise("aten::dropout", "Tensor input, float p, bool train", ref=lambda xp, a, p, train: a,
             dtype_rule=_rule_dropout, numba="{input}", cuda="{input}",
-            fusible_if=lambda attrs: None if attrs.get("train") is False else "train is not False",
-            foldable=False)
+            fusible_if=lambda attrs: None if attrs.get("train") is False or attrs.get("p") == 0
+            else "train is not False", foldable=False)
