@@ -163,6 +163,11 @@ class RuleContext:
     def input(self, i: int) -> Value:
         return self._d.primal(self.node.inputs[i], self._scope)
 
+    def needs_grad(self, i: int) -> bool:
+        """Whether node input ``i`` depends differentiably on the inputs asked for (a rule
+        that PyTorch refuses for one operand refuses only when that operand needs it)."""
+        return self.node.inputs[i] in self._d.active
+
     def output(self, i: int = 0) -> Value:
         return self._d.primal(self.node.outputs[i], self._scope)
 

@@ -40,6 +40,11 @@ from . import (  # noqa: F401  (registration side effects)
 from .registry import REGISTRY, OpDef, Param, elementwise_ops, get, lookup, register
 
 inplace.register_twins()  # after every module above: aten::add_ & co. for each elementwise op
-from . import derivatives_elementwise, derivatives_structured  # noqa: E402,F401  (vjp rules)
+# derivative rules (attached to the entries above) and the ops only backward graphs emit
+from . import (  # noqa: E402,F401
+    derivatives_elementwise,
+    derivatives_pointwise_more,
+    derivatives_structured,
+)
 
 __all__ = ["REGISTRY", "OpDef", "Param", "elementwise_ops", "get", "lookup", "register"]

@@ -13,6 +13,7 @@ The builder (what a rule may call)::
 
     ctx.node                 # the forward node (types of its inputs/outputs: the forward's)
     ctx.input(i)             # node input i as a backward-graph value (saved or recomputed)
+    ctx.needs_grad(i)        # whether node input i carries a gradient (depends on a primal)
     ctx.output(i=0)          # node output i, likewise
     ctx.static(i)            # node input i's constant Python value (a dim, alpha, ...)
     ctx.emit(kind, *args)    # one node, args Values or Python constants; returns its output
