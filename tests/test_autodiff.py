@@ -277,8 +277,32 @@ def test_pullback_checks_cotangents():
 
 
 def test_op_without_rule_is_named():
-    with pytest.raises(jit.AutodiffError, match="no derivative rule for aten::cumsum"):
-        jit.vjp(lambda x: tl.cumsum(x, 0), np.ones(3))
+    with pytest.raises(jit.AutodiffError, match="no derivative rule for aten::embedding_bag"):
+        jit.vjp(lambda w: tl.embedding_bag(w, np.array([0, 2, 1]), np.array([0, 2]))[0],
+                np.ones((3, 4)))
+
+
+@needs_torch
+def test_outputs_of_unknown_shape_keep_the_backward_inputs_in_order():
+    """An output whose shape is known only at run time (``masked_select``) is fitted with its
+    size, a saved value: the backward still takes every cotangent before the saved values."""
+    x = _rng(2).uniform(0, 1, (3, 4))
+    check_against_torch(lambda x: (tl.masked_select(x, x > 0.5), x * 2.0),
+                        lambda x: (torch.masked_select(x, x > 0.5), x * 2.0), [x])
+
+
+def test_scan_result_dtype_and_its_gradient():
+    """``cumsum(i, dtype=float64)`` is float64 in the graph too, so ``x32 * it``'s gradient is
+    cast back to x's float32; the integer input gets none."""
+    x = _rng(3).uniform(-1, 1, (3, 4)).astype(np.float32)
+    i = np.arange(12, dtype=np.int32).reshape(3, 4)
+    out, pullback = jit.vjp(lambda x, i: x * tl.cumsum(i, 1, dtype=tl.float64), x, i)
+    gx, gi = pullback(np.ones((3, 4)))
+    assert out.dtype == np.float64 and gx.dtype == np.float32 and gi is None
+    np.testing.assert_allclose(gx, np.cumsum(i, 1), rtol=0)
+    graph = jit.trace(lambda i: tl.cumsum(i, 0) + tl.cumprod(i > 0, 0), [i]).graph
+    assert all(str(n.output().type.dtype) == "int64" for n in graph.nodes
+               if n.kind in ("aten::cumsum", "aten::cumprod"))
 
 
 # -- control flow ------------------------------------------------------------------------------

@@ -313,6 +313,32 @@ def test_output_types_are_inferred():
     assert [o.shape for o in jit.run(parse_graph(SHAPES), x, w)] == [t.shape for t in types]
 
 
+TRANSPOSED = """graph(%x : Tensor, %w : Tensor):
+  %none : NoneType = prim::Constant()
+  %one : int = prim::Constant[value=1]()
+  %two : int = prim::Constant[value=2]()
+  %true : bool = prim::Constant[value=1]()
+  %s : int[] = prim::ListConstruct(%two, %one)
+  %p : int[] = prim::ListConstruct(%one, %one)
+  %zero : int = prim::Constant[value=0]()
+  %o : int[] = prim::ListConstruct(%one, %zero)
+  %y : Tensor = aten::convolution(%x, %w, %none, %s, %p, %p, %true, %o, %two)
+  %z : Tensor = aten::conv_transpose2d(%x, %w, %none, %s, %p, %o, %two, %p)
+  return (%y, %z)
+"""
+
+
+def test_transposed_convolution_types_are_inferred():
+    """``aten::convolution`` with ``transposed`` true (what ``F.conv_transpose2d`` traces to)
+    and ``conv_transpose2d``: (in - 1) s - 2 p + d (k - 1) + output_padding + 1, and the
+    weight's dim 1 times the groups as channels."""
+    g = infer_types(parse_graph(TRANSPOSED), [TensorType("float32", (2, 4, 5, 6)),
+                                              TensorType("float32", (4, 3, 3, 2))])
+    assert [v.type.shape for v in g.outputs] == [(2, 6, 10, 5)] * 2
+    out = jit.run(parse_graph(TRANSPOSED), randn(2, 4, 5, 6), randn(4, 3, 3, 2))
+    assert [o.shape for o in out] == [(2, 6, 10, 5)] * 2
+
+
 SOURCE = '''
 import torch
 import torch.nn.functional as F

@@ -489,12 +489,12 @@ def differentiate(graph: Graph, wrt: Sequence[int]):
     active = activity(graph, inputs)
     outputs = list(graph.outputs)
     d = Differentiator(graph, active)
-    cot_index = []
-    for i, o in enumerate(outputs):
-        if o in active:
-            p = d.bwd.add_input(f"grad_{o.name}", o.type)
-            d.accumulate(d.root, o, p)
-            cot_index.append(i)
+    cot_index = [i for i, o in enumerate(outputs) if o in active]
+    # every cotangent input first: accumulating one may save a forward value (an output of
+    # unknown shape is fitted with its size), and the saved inputs come after all cotangents
+    cots = [d.bwd.add_input(f"grad_{outputs[i].name}", outputs[i].type) for i in cot_index]
+    for i, p in zip(cot_index, cots):
+        d.accumulate(d.root, outputs[i], p)
     if not cot_index:
         described = ", ".join(f"%{o.name} : {o.type}" for o in outputs)
         raise AutodiffError(f"no output depends differentiably on the inputs asked for "

@@ -247,16 +247,57 @@ def _infer_conv(n):
     def infer(node, types):
         x, w = tensor_in(types, 0), tensor_in(types, 1)
         shape = None
+        # aten::convolution / _convolution carry ``transposed`` (input 6): a transposed
+        # convolution's geometry, or unknown when the flag is not a constant
+        transposed = arg(node, 6, False) if node.kind in _FLAGGED else False
         try:
             k = n if n is not None else w.rank - 2
-            out = _conv_geometry(x.shape[-k:], w.shape[2:], arg(node, 3), arg(node, 4),
-                                 arg(node, 5))[3]
+            if transposed is False:
+                out = _conv_geometry(x.shape[-k:], w.shape[2:], arg(node, 3), arg(node, 4),
+                                     arg(node, 5))[3]
+                channels = w.shape[0]
+            elif transposed is True:
+                out = _transposed_sizes(x.shape[-k:], w.shape[2:], arg(node, 3), arg(node, 4),
+                                        arg(node, 5), arg(node, 7))
+                channels = w.shape[1] * arg(node, 8)
+            else:
+                raise TypeError("transposed unknown")
             if x.rank in (k + 1, k + 2) and w.rank == k + 2:
-                shape = tuple(x.shape[:-k - 1]) + (w.shape[0],) + out
+                shape = tuple(x.shape[:-k - 1]) + (channels,) + tuple(out)
         except (RuntimeError, TypeError):  # unknown shapes or arguments (None, UNKNOWN)
             pass
         return [like(x, x.dtype, shape)]
     return infer
+
+
+_FLAGGED = ("aten::convolution", "aten::_convolution")
+
+
+def _infer_conv_transpose(n):
+    """conv_transpose{n}d(input, weight, bias, stride, padding, output_padding, groups,
+    dilation): the shape where everything is known."""
+    def infer(node, types):
+        x, w = tensor_in(types, 0), tensor_in(types, 1)
+        shape = None
+        try:
+            out = _transposed_sizes(x.shape[-n:], w.shape[2:], arg(node, 3, 1), arg(node, 4, 0),
+                                    arg(node, 7, 1), arg(node, 5, 0))
+            if x.rank in (n + 1, n + 2) and w.rank == n + 2:
+                shape = tuple(x.shape[:-n - 1]) + (w.shape[1] * arg(node, 6, 1),) + tuple(out)
+        except (RuntimeError, TypeError):
+            pass
+        return [like(x, x.dtype, shape)]
+    return infer
+
+
+def _transposed_sizes(spatial, kernel, stride, padding, dilation, output_padding):
+    """A transposed convolution's output sizes: (in - 1) s - 2 p + d (k - 1) + op + 1."""
+    m = len(kernel)
+    s, p, d, o = (_ints(v, m, _conv_bad(name, m)) for v, name in (
+        (stride, "stride"), (padding, "padding"), (dilation, "dilation"),
+        (output_padding, "output_padding")))
+    return [(i - 1) * si - 2 * pi + di * (k - 1) + oi + 1
+            for i, k, si, pi, di, oi in zip(spatial, kernel, s, p, d, o)]
 
 
 _CONV = ("Tensor input, Tensor weight, Tensor? bias=None, int[{n}] stride={one}, "
@@ -269,7 +310,7 @@ _CONV_T = ("Tensor input, Tensor weight, Tensor? bias=None, int[{n}] stride={one
            "int[{n}] dilation={one}")
 for _n in (1, 2, 3):
     defop(f"aten::conv_transpose{_n}d", _CONV_T.format(n=_n, one=[1] * _n, zero=[0] * _n),
-          _conv_transpose(_n), infer=lambda node, types: [like(tensor_in(types), shape=None)])
+          _conv_transpose(_n), infer=_infer_conv_transpose(_n))
 _CONV_ND = "Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation"
 defop("aten::_convolution", f"{_CONV_ND}, bool transposed, int[] output_padding, int groups, "
       "bool benchmark, bool deterministic, bool cudnn_enabled, bool allow_tf32=True",

@@ -85,8 +85,17 @@ def _argsort(xp, x, *args):
 
 
 def _infer_scan(node, types):
+    """cumsum/cumprod: the ``dtype`` argument's, else the input's, integers and bools as int64
+    (what ``_scan`` computes: a gradient is cast back by it)."""
     t = tensor_in(types)
-    return [TensorType(None, t.shape) if isinstance(t, TensorType) else TensorType()]
+    d = arg(node, 2, None)
+    if isinstance(d, int) and not isinstance(d, bool) and dtype_arg(d):
+        dt = dtype_arg(d)
+    elif t.dtype is None:
+        dt = None
+    else:
+        dt = "int64" if t.dtype == "bool" or "int" in t.dtype else t.dtype
+    return [TensorType(dt, t.shape)]
 
 
 def _infer_pair(node, types):

@@ -195,7 +195,7 @@ def _infer_pieces(node, types):
     return [ListType(like(tensor_in(types), shape=None))]
 
 
-defop("aten::tensor_split", "Tensor self, int[] indices_or_sections, int dim=0", _tensor_split,
+defop("aten::tensor_split", "Tensor self, Any indices_or_sections, int dim=0", _tensor_split,
       category="shape", infer=_infer_pieces)
 defop("aten::meshgrid", "Tensor[] tensors, str indexing=\"ij\"", _meshgrid, category="shape",
       infer=lambda node, types: [ListType(TensorType())])
