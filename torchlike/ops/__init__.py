@@ -42,8 +42,13 @@ from .registry import REGISTRY, OpDef, Param, elementwise_ops, get, lookup, regi
 inplace.register_twins()  # after every module above: aten::add_ & co. for each elementwise op
 # derivative rules (attached to the entries above) and the ops only backward graphs emit
 from . import (  # noqa: E402,F401
+    backward_ops,
+    derivatives_conv_pool,
     derivatives_elementwise,
+    derivatives_index,
+    derivatives_linalg,
     derivatives_pointwise_more,
+    derivatives_shape_more,
     derivatives_structured,
 )
 
