@@ -119,6 +119,11 @@ def einsum_std(a, b):
     return torch.einsum("ij,jk->ik", (a - m[:, None]) / s[:, None], b)
 
 
+def einsum_ellipsis(a, b):
+    # dims under an ellipsis the output leaves out are summed (numpy refuses this spelling)
+    return torch.einsum("...ij->ji", a) + torch.einsum("...i, ...i -> i", a, b).sum()
+
+
 def scatter(x, i):
     return torch.zeros(4, 3).scatter_add(0, i, x) + torch.zeros(4, 3).scatter(0, i, x)
 
@@ -158,6 +163,7 @@ CASES = {
     "gather_index": (gather_index, lambda: [_randn(4, 3), torch.tensor([0, 2, 1, 1])]),
     "split_unflatten": (split_unflatten, lambda: [_randn(4, 5)]),
     "einsum_std": (einsum_std, lambda: [_randn(3, 6), _randn(6, 2, seed=1)]),
+    "einsum_ellipsis": (einsum_ellipsis, lambda: [_randn(2, 3, 4), _randn(3, 4, seed=1)]),
     "scatter": (scatter, lambda: [_randn(2, 3), torch.tensor([[0, 1, 2], [3, 0, 1]])]),
 }
 

@@ -192,7 +192,31 @@ def _addmm(name: str, rank: int):
 
 
 def _einsum(xp, equation, tensors, path=None):
-    return xp.asarray(xp.einsum(equation, *tensors))
+    eq = equation.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    if arrow and "..." in lhs and "..." not in rhs:
+        eq = _sum_ellipsis(lhs, rhs, tensors)
+    return xp.asarray(xp.einsum(eq, *tensors))
+
+
+def _sum_ellipsis(lhs, rhs, tensors):
+    """``...ij->ji``: PyTorch sums the dims under an ellipsis the output leaves out; numpy
+    refuses, so they get letters of their own (aligned from the right, as they broadcast),
+    which the output then omits."""
+    terms = lhs.split(",")
+    free = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" if c not in lhs]
+    width = max((t.ndim - len(term.replace("...", "")) for term, t in zip(terms, tensors)
+                 if "..." in term), default=0)
+    if width > len(free):
+        return lhs + "->" + rhs
+    letters = "".join(free[:width])
+    out = []
+    for term, t in zip(terms, tensors):
+        if "..." in term:
+            k = t.ndim - len(term.replace("...", ""))
+            term = term.replace("...", letters[width - k:] if k > 0 else "")
+        out.append(term)
+    return ",".join(out) + "->" + rhs
 
 
 def _sdpa(xp, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
