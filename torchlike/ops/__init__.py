@@ -47,6 +47,8 @@ from . import (  # noqa: E402,F401
     derivatives_elementwise,
     derivatives_index,
     derivatives_linalg,
+    derivatives_losses,
+    derivatives_nn,
     derivatives_pointwise_more,
     derivatives_shape_more,
     derivatives_structured,
