@@ -529,3 +529,15 @@ def test_traced_graph_round_trips_through_the_parser():
     assert str(parsed) == str(g)
     x, h = randn(2, 3), randn(2, 3)
     assert_same(run(parsed, x, h), run(g, x, h))
+
+
+def test_ops_told_apart_by_argument_count_record_their_arguments(torch):
+    """``aten::norm`` has no schema (its overloads differ in count): a traced call records every
+    argument, and the graph gives PyTorch's answer on other inputs."""
+    for args in [(2, [1]), (), ("fro", [0, 1], True), (3.0,)]:
+        graph = trace_graph(lambda x, a=args: tl.norm(x, *a), [RNG.standard_normal((3, 4))])
+        (node,) = [n for n in graph.nodes if n.kind == "aten::norm"]
+        assert len(node.inputs) == 1 + len(args), graph
+        x = RNG.standard_normal((3, 4))
+        want = torch.norm(torch.from_numpy(x), *args).numpy()
+        np.testing.assert_allclose(run(graph, x), want, rtol=1e-12)

@@ -182,7 +182,9 @@ class Tracer:
         source = user_source()
         concrete = [_concrete(a) for a in bound]
         result = run_impl(op, concrete, source)
-        inputs = [self.as_value(a, p, source) for a, p in zip(bound, op.params, strict=False)]
+        # an op told apart by argument count (norm, arange) has no params: every argument
+        params = list(op.params) + [None] * (len(bound) - len(op.params))
+        inputs = [self.as_value(a, p, source) for a, p in zip(bound, params, strict=False)]
         if op.num_outputs == 1 and isinstance(result, (list, tuple)) and \
                 all(_is_array(r) for r in result):
             # A Tensor[] result (chunk, unbind): PyTorch's tracer unpacks it right away.
