@@ -291,6 +291,18 @@ def test_outputs_of_unknown_shape_keep_the_backward_inputs_in_order():
                         lambda x: (torch.masked_select(x, x > 0.5), x * 2.0), [x])
 
 
+@needs_torch
+def test_var_std_unbiased_overload_and_zero_std():
+    """``var(x, False)`` / ``std(x, True)`` (the ``unbiased`` overload: every dim), and a
+    constant row, whose std is 0: its gradient is 0, as PyTorch's, not 0 / 0."""
+    x = _rng(5).uniform(-1, 1, (3, 4))
+    x[1] = 0.5
+    check_against_torch(lambda x: (tl.var(x, False), tl.std(x, True)),
+                        lambda x: (torch.var(x, False), torch.std(x, True)), [x])
+    check_against_torch(lambda x: tl.std(x, [1], keepdim=True) * x,
+                        lambda x: torch.std(x, [1], keepdim=True) * x, [x])
+
+
 def test_scan_result_dtype_and_its_gradient():
     """``cumsum(i, dtype=float64)`` is float64 in the graph too, so ``x32 * it``'s gradient is
     cast back to x's float32; the integer input gets none."""

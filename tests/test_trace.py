@@ -541,3 +541,15 @@ def test_ops_told_apart_by_argument_count_record_their_arguments(torch):
         x = RNG.standard_normal((3, 4))
         want = torch.norm(torch.from_numpy(x), *args).numpy()
         np.testing.assert_allclose(run(graph, x), want, rtol=1e-12)
+
+
+def test_var_std_unbiased_overload_traced_and_fused():
+    """``tl.var(x, False)`` is PyTorch's ``var(self, bool unbiased)`` overload (every dim), not
+    ``dim=False``: traced, run fused, and called eagerly."""
+    from torchlike import jit
+    x = RNG.standard_normal((3, 4))
+    for fn, want in ((lambda x: tl.var(x, False), x.var()),
+                     (lambda x: tl.std(x, True) * x, x.std(ddof=1) * x),
+                     (lambda x: tl.var_mean(x, True)[0], x.var(ddof=1))):
+        np.testing.assert_allclose(fn(x), want, rtol=1e-12)
+        np.testing.assert_allclose(jit.trace(fn, [x])(x), want, rtol=1e-12)

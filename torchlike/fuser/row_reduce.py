@@ -123,9 +123,10 @@ def parse_reduction(node: Node) -> Any:
         if dtype is not None:
             return "a dtype= argument" if dtype is not UNKNOWN else "a dtype that is not a constant"
         return Reduction(node.kind, (), False, all_dims=True)
-    if node.kind in ("aten::var", "aten::std") and len(node.inputs) == 2:
-        c = arg(node, 1, UNKNOWN)  # aten::var(self, bool unbiased)
-        if not isinstance(c, bool):
+    if node.kind in ("aten::var", "aten::std") and (
+            len(node.inputs) == 2 or isinstance(arg(node, 1, None), bool)):
+        c = arg(node, 1, UNKNOWN)  # aten::var(self, bool unbiased); a traced tl.var(x, False)
+        if not isinstance(c, bool):  # also passes the bound defaults after it
             return "an unbiased= that is not a constant bool"
         return Reduction(node.kind, (), False, float(c), all_dims=True)
     if len(node.inputs) > max(p for p in entry[:3] if p is not None) + 1 and \

@@ -149,29 +149,35 @@ def _slice(ctx, grads):
 
 
 def _var_terms(ctx):
+    """(dims, count - correction, x - mean, keepdim) of var/std, also for the
+    ``var(self, bool unbiased)`` overload (every dim)."""
     rank = _need_rank(ctx)
-    dims = _dims(ctx, 1, rank)
-    corr = ctx.static(2)
+    first = ctx.static(1)
+    if isinstance(first, bool):
+        dims, corr, keep = list(range(rank)), int(first), False
+    else:
+        dims, corr, keep = _dims(ctx, 1, rank), ctx.static(2), ctx.static(3)
     n = _count(ctx, dims) - (1 if corr is None else corr)
     b, x = _Ops(ctx), ctx.input(0)
     xc = b.sub(x, b.mean(x, dims, True))
-    return dims, float(n), xc
+    return dims, float(n), xc, bool(keep)
 
 
 def _var(ctx, grads):
     b = _Ops(ctx)
-    dims, n, xc = _var_terms(ctx)
-    g = _keep(ctx, grads[0], dims, ctx.static(3))
-    return [b.mul(g, b.mul(xc, 2.0 / n)), None, None, None]
+    dims, n, xc, keep = _var_terms(ctx)
+    g = _keep(ctx, grads[0], dims, keep)
+    return _rest(ctx, [b.mul(g, b.mul(xc, 2.0 / n))])
 
 
 def _std(ctx, grads):
+    """PyTorch's std_backward: 0 where the std is 0 (a constant slice), not 0 / 0."""
     b = _Ops(ctx)
-    dims, n, xc = _var_terms(ctx)
-    keep = ctx.static(3)
+    dims, n, xc, keep = _var_terms(ctx)
     g = _keep(ctx, grads[0], dims, keep)
     y = _keep(ctx, ctx.output(0), dims, keep)
-    return [b.div(b.mul(g, xc), b.mul(y, n)), None, None, None]
+    d = b.div(b.mul(g, xc), b.mul(y, n))
+    return _rest(ctx, [b.where(b.eq(y, 0.0), 0.0, d)])
 
 
 def _logsumexp(ctx, grads):

@@ -117,7 +117,7 @@ defop("aten::prod", "Tensor self, int? dim=None, bool keepdim=False, ScalarType?
 def _var_args(args) -> Tuple[Any, Any, bool]:
     """(dim, correction, keepdim) of var/std: ``(unbiased)``, ``(dim, unbiased, keepdim)`` or
     ``(dim, correction, keepdim)`` (a bool ``unbiased`` is correction 1 or 0)."""
-    if len(args) == 1 and isinstance(args[0], bool):
+    if args and isinstance(args[0], bool):  # var(x, False): the unbiased overload, all dims
         return None, int(args[0]), False
     dim = args[0] if args else None
     correction = args[1] if len(args) > 1 else None
@@ -147,7 +147,7 @@ def _var(name: str):
 
 def _infer_var(node, types):
     t = tensor_in(types)
-    if len(node.inputs) == 2 and isinstance(arg(node, 1, None), bool):
+    if isinstance(arg(node, 1, None), bool):
         return [like(t, shape=())]
     return [like(t, shape=_infer_reduced_shape(t, arg(node, 1, None), arg(node, 3, False)))]
 
