@@ -275,6 +275,12 @@ def nan_reductions(x):
 def distances(x, y):
     return F.cosine_similarity(x, y, dim=1), F.pairwise_distance(x, y), \
         F.pairwise_distance(x, y, p=1.0, keepdim=True)
+
+
+def cosines(x, y, z):
+    # operands of different ranks broadcast; a row of norm below eps (each norm is clamped)
+    return F.cosine_similarity(x, y[0], dim=-1), F.cosine_similarity(z * 1e-9, y, dim=1), \
+        F.cosine_similarity(x.unsqueeze(0), z[:, :1], dim=0)
 '''
 
 
@@ -285,7 +291,7 @@ def test_tensor_extras_against_torch(torch, tmp_path):
     _against_torch(torch, mod, {
         "searching": (x,), "views": (x,), "arrangements": (x,), "factories": (x,),
         "products": (x,),
-        "nan_reductions": (x,), "distances": (x, y)})
+        "nan_reductions": (x,), "distances": (x, y), "cosines": (x, y, x.clone())})
 
 
 ORDER_SOURCE = '''

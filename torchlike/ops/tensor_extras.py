@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.types import ListType, TensorType
+from .dtypes import is_float, promote_types
 from .registry import REGISTRY, defop
 from .tensor_common import (
     arg,
@@ -30,6 +31,7 @@ from .tensor_common import (
     infer_same,
     like,
     reduce_axes,
+    scalar_name,
     tensor_in,
     wrap_dim,
 )
@@ -294,11 +296,22 @@ defop("aten::diff", "Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Ten
 
 
 def _cosine_similarity(xp, a, b, dim=1, eps=1e-8):
-    """ATen's: sum(a b) / sqrt(clamp_min(sum(a^2) sum(b^2), eps^2)) over ``dim``."""
-    d = wrap_dim(dim, max(a.ndim, b.ndim))
-    dot = xp.sum(a * b, axis=d)
-    na, nb = xp.sum(a * a, axis=d), xp.sum(b * b, axis=d)
-    return xp.asarray(dot / xp.sqrt(xp.maximum(na * nb, a.dtype.type(eps * eps))))
+    """ATen's (2.x): both operands broadcast, each divided by its 2-norm over ``dim`` clamped
+    to ``eps``, then the product summed over ``dim``, in their promoted (floating) dtype."""
+    out = promote_types(str(a.dtype), str(b.dtype))
+    if not is_float(out):
+        raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is "
+                           f"{scalar_name(out)}")
+    # each norm is clamped in its operand's own dtype (float16: eps underflows to 0, so an
+    # all-zero float16 row gives 0 / 0, as PyTorch's); integer operands take the common dtype
+    own = [str(x.dtype) if is_float(str(x.dtype)) else out for x in (a, b)]
+    c = np.dtype(compute_dtype(out))
+    a, b = xp.broadcast_arrays(a.astype(c), b.astype(c))
+    d = wrap_dim(dim, max(a.ndim, 1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        na, nb = (xp.maximum(xp.sqrt(xp.sum(x * x, axis=d, keepdims=True)),
+                             c.type(np.dtype(dt).type(eps))) for x, dt in ((a, own[0]), (b, own[1])))
+        return xp.asarray(xp.sum((a / na) * (b / nb), axis=d)).astype(out, copy=False)
 
 
 def _pairwise_distance(xp, a, b, p=2.0, eps=1e-6, keepdim=False):
