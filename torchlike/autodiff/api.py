@@ -23,7 +23,7 @@ import numpy as np
 
 from ..frontend.tracer import trace_graph
 from ..fuser import config
-from ..ir.graph import Graph, Node, Value, clone_graph
+from ..ir.graph import Graph, Value, clone_graph
 from ..ir.types import ClassType, TensorType, type_of_python_value
 from ..jit.module_graphs import attribute_path, bind_attributes, inline_methods
 from ..jit.script_function import ScriptFunction, signature_of
@@ -36,7 +36,7 @@ from ..passes import (
     propagate_constants,
     simplify_tuples,
 )
-from ..passes.shape_inference import infer_node
+from ..passes.remove_mutation import remove_mutation
 from ..passes.utils import replace_all_uses
 from .engine import AutodiffError, differentiable, differentiate
 
@@ -114,43 +114,6 @@ def capture(fn: Any, primals: Sequence[Any]) -> Tuple[Graph, List[str], List[Any
                         f"ScriptFunction or a ScriptModule")
 
 
-def _piece_sizes(src: Node, length: int) -> Optional[List[int]]:
-    """The sizes along the split dim of the pieces of a chunk/split/split_with_sizes."""
-    arg = src.inputs[1].constant_value()
-    if src.kind == "aten::chunk" and isinstance(arg, int) and arg > 0:
-        step = -(-length // arg)
-    elif src.kind == "aten::split" and isinstance(arg, int) and arg > 0:
-        step = arg
-    elif src.kind == "aten::split_with_sizes" and isinstance(arg, list):
-        return [int(a) for a in arg]
-    else:
-        return None
-    return [min(step, length - i) for i in range(0, length, step)] if step else None
-
-
-def _refine_pieces(g: Graph) -> None:
-    """``ListUnpack(chunk(x))`` (or of ``split``) outputs typed with their shapes (the list's
-    type has none), then the types downstream recomputed, so cotangents need no run-time
-    shape checks."""
-    for node in g.block.nodes:
-        src = node.inputs[0].node if node.kind == "prim::ListUnpack" else None
-        ok = src is not None and src.kind in ("aten::chunk", "aten::split",
-                                              "aten::split_with_sizes")
-        x = src.inputs[0] if ok else None
-        shape = x.type.shape if x is not None and isinstance(x.type, TensorType) else None
-        if shape is not None and None not in shape and len(src.inputs) > 2 \
-                and all(v.is_constant() for v in src.inputs[1:]):
-            dim = src.inputs[2].constant_value() % len(shape)
-            sizes = _piece_sizes(src, shape[dim])
-            if sizes is not None and len(sizes) == len(node.outputs):
-                for o, size in zip(node.outputs, sizes):
-                    s = list(shape)
-                    s[dim] = size
-                    o.type = x.type.with_(shape=tuple(s), strides=None)
-                continue
-        infer_node(node)
-
-
 def prepare(fn: Any, primals: Sequence[Any]) -> Tuple[Graph, List[str], List[Any], bool]:
     """The typed, optimized (unfused) graph of ``fn`` for ``primals``; a tuple result is
     flattened into the graph's outputs (the flag says it was a tuple)."""
@@ -160,8 +123,10 @@ def prepare(fn: Any, primals: Sequence[Any]) -> Tuple[Graph, List[str], List[Any
     if len(args) != len(g.inputs):
         raise TypeError(f"the program takes {len(g.inputs)} inputs, got {len(args)}")
     infer_types(g, [type_of_python_value(a) for a in args])
-    for run_pass in (simplify_tuples, propagate_constants, eliminate_common_subexpressions,
-                     eliminate_dead_code):
+    # remove_mutation: a PyTorch-traced cell's ``aten::add_`` on a fresh tensor is ``add``,
+    # which has a derivative rule (a write into an input or an alias stays, and is refused)
+    for run_pass in (simplify_tuples, propagate_constants, remove_mutation,
+                     eliminate_common_subexpressions, eliminate_dead_code):
         run_pass(g)
     is_tuple = False
     if len(g.outputs) == 1 and g.outputs[0].node is not None \
@@ -169,7 +134,6 @@ def prepare(fn: Any, primals: Sequence[Any]) -> Tuple[Graph, List[str], List[Any
         g.set_outputs(list(g.outputs[0].node.inputs))
         eliminate_dead_code(g)
         is_tuple = True
-    _refine_pieces(g)
     return g, names, params, is_tuple
 
 

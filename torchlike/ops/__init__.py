@@ -50,6 +50,7 @@ from . import (  # noqa: E402,F401
     derivatives_losses,
     derivatives_nn,
     derivatives_pointwise_more,
+    derivatives_rnn,
     derivatives_shape_more,
     derivatives_structured,
 )

@@ -60,12 +60,49 @@ def _infer_list_construct(node, types):
     return [declared]
 
 
+_PIECES = ("aten::chunk", "aten::split", "aten::split_with_sizes", "aten::unsafe_chunk",
+           "aten::unsafe_split", "aten::unsafe_split_with_sizes")
+
+
+def _piece_types(node, elem):
+    """The pieces' own shapes when the list is a ``chunk``/``split`` of a tensor of known shape
+    with constant arguments (a list type has one element type, without them)."""
+    src = node.inputs[0].node
+    x = src.inputs[0].type if src is not None and src.kind in _PIECES and src.inputs else None
+    shape = x.shape if isinstance(x, TensorType) else None
+    if shape is None or None in shape or not shape:
+        return None
+    n, dim = arg(src, 1), arg(src, 2, 0)
+    if not isinstance(dim, int) or not -len(shape) <= dim < len(shape):
+        return None
+    d = wrap_dim(dim, len(shape))
+    length = shape[d]
+    kind = src.kind.replace("unsafe_", "")
+    if kind == "aten::split_with_sizes" and isinstance(n, list) and all(
+            isinstance(v, int) for v in n):
+        sizes = list(n)
+    elif isinstance(n, int) and not isinstance(n, bool) and n > 0:
+        step = -(-length // n) if kind == "aten::chunk" else n
+        sizes = [min(step, length - i) for i in range(0, length, step)] if step else []
+    else:
+        return None
+    if len(sizes) != len(node.outputs) or sum(sizes) != length:
+        return None
+    out = []
+    for size in sizes:
+        s = list(shape)
+        s[d] = size
+        out.append(TensorType(elem.dtype, tuple(s), None, elem.device, elem.requires_grad))
+    return out
+
+
 def _infer_unpack(node, types):
     t = types[0] if types else None
     if isinstance(t, TupleType) and len(t.elems) == len(node.outputs):
         return list(t.elems)
     if isinstance(t, ListType):
-        return [t.elem] * len(node.outputs)
+        pieces = _piece_types(node, t.elem) if isinstance(t.elem, TensorType) else None
+        return pieces or [t.elem] * len(node.outputs)
     return _declared(node, types)
 
 

@@ -9,9 +9,12 @@ fuse (TorchScript's ``RemoveMutation`` pass does the same before its fusers run)
 
 * ``%x`` was made in the same block by an op that returns a fresh tensor -- an elementwise op
   other than those that may hand back their input (``aten::to`` of the same dtype,
-  ``type_as``, ``contiguous``, ...) -- or is a value a loop carries whose first value is such
+  ``type_as``, ``contiguous``, ...), or a matmul, convolution, ``linear``, ``cat``, ... --
+  or is a value a loop carries whose first value is such
   a fresh tensor that nothing reads after the loop (``acc += x * i`` in a scripted loop).  A
   graph input stays mutated in place: the caller sees the write, as in PyTorch.
+* or ``%x`` is a piece of a ``chunk``/``split`` of such a fresh tensor that nothing else
+  reads (a traced LSTM cell's gates: ``sigmoid_`` on each chunk);
 * every use of ``%x`` before the mutation is by such an op too: a view (``select``, ``slice``,
   ``view``, ...) taken earlier would see the write;
 * the functional result provably keeps ``%x``'s shape (``x.add_(y)`` cannot broadcast ``x``
@@ -39,8 +42,18 @@ _PASS_THROUGH = frozenset({"aten::to", "aten::type_as", "aten::contiguous", "ate
                            "aten::resolve_neg", "aten::conj_physical"})
 
 
+# other ops whose result is always a new tensor (never a view or one of their inputs): a
+# PyTorch-traced RNN cell is ``linear(h, w_hh, b_hh).add_(linear(x, w_ih, b_ih))``
+_FRESH_OTHER = frozenset(f"aten::{k}" for k in (
+    "linear", "matmul", "mm", "bmm", "addmm", "baddbmm", "mv", "conv1d", "conv2d", "conv3d",
+    "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "convolution", "_convolution",
+    "clone", "cat", "stack", "softmax", "log_softmax", "layer_norm", "embedding"))
+
+
 def _fresh(node: Node) -> bool:
     """True if ``node``'s outputs are new tensors no other value aliases."""
+    if node.kind in _FRESH_OTHER:
+        return True
     op = registry.lookup(node.kind)
     return op is not None and op.is_elementwise and node.kind not in _PASS_THROUGH
 
@@ -60,7 +73,7 @@ def _block(graph: Graph, block: Block) -> int:
         if x.node is None:
             if not _private_carried(x, block):
                 continue
-        elif x.node.owning_block is not block or not _fresh(x.node):
+        elif x.node.owning_block is not block or not (_fresh(x.node) or _private_piece(x)):
             continue
         position = {n: i for i, n in enumerate(block.nodes)}
         here = position[node]
@@ -81,6 +94,28 @@ def _block(graph: Graph, block: Block) -> int:
         block.returns = [y if v is x else v for v in block.returns]
         count += 1
     return count
+
+
+_PIECES = frozenset(f"aten::{k}" for k in (
+    "chunk", "split", "split_with_sizes", "unsafe_chunk", "unsafe_split",
+    "unsafe_split_with_sizes"))
+
+
+def _private_piece(x: Value) -> bool:
+    """True if ``x`` is a piece of a chunk or split of a fresh tensor that nothing else reads
+    (a traced LSTM cell's ``gates.chunk(4, 1)`` then ``sigmoid_`` on each piece): the pieces
+    do not overlap, so a write into one is seen by nobody but its own later readers."""
+    unpack = x.node
+    if unpack.kind != "prim::ListUnpack" or len(unpack.inputs) != 1:
+        return False
+    pieces = unpack.inputs[0]
+    src = pieces.node
+    if src is None or src.kind not in _PIECES or pieces.uses != [unpack] or not src.inputs:
+        return False
+    base = src.inputs[0]
+    blk = src.owning_block
+    return (base.node is not None and base.node.owning_block is blk and _fresh(base.node)
+            and base.uses == [src] and base not in blk.returns and pieces not in blk.returns)
 
 
 def _private_carried(x: Value, block: Block) -> bool:
