@@ -446,10 +446,10 @@ def test_norms_are_differentiated_before_lowering():
 
 @needs_torch
 def test_lowered_norms_differentiate():
-    """A graph already lowered by passes/decompose_norms (group norm, rms norm, eval batch
-    norm: torchlike::group_norm_rows & co.) differentiates to the same gradients.  (The group
-    norm has no affine parameters: torchlike::group_norm_param's type has no shape, and
-    aten::reshape_as's rule needs one.)"""
+    """A graph already lowered by passes/decompose_norms (group norm with its affine
+    parameters and a producer moved across its rows view, rms norm, eval batch norm:
+    torchlike::group_norm_rows, group_norm_param, group_rows_of, batch_norm_affine) differentiates
+    to the same gradients."""
     from torchlike.autodiff.api import prepare
     from torchlike.ir.types import type_of_python_value
     from torchlike.passes import infer_types
@@ -457,16 +457,17 @@ def test_lowered_norms_differentiate():
 
     rng = _rng(6)
     x, w, b = (_arr(s, np.float64, rng) for s in (X4, CW, CB))
-    r5 = rng.uniform(0.5, 1.5, 3)
+    r5, t = rng.uniform(0.5, 1.5, 3), rng.uniform(-1, 1, (2, 4, 1, 1))
 
-    def f(m, x, w, b, r):
-        y = m.group_norm(x, 2, None, None, 1e-5)
+    def f(m, x, w, b, r, t):
+        y = m.group_norm(x * 2.0 + t, 2, w, b, 1e-5)
         y = m.batch_norm(y, w, b, c(m, RM), c(m, RV), False, 0.1, 1e-5, False)
         return m.rms_norm(y, [3], r, None) if m is tl else torch.rms_norm(y, [3], r)
 
-    g = prepare(lambda *a: f(tl, *a), [x, w, b, r5])[0]
+    g = prepare(lambda *a: f(tl, *a), [x, w, b, r5, t])[0]
     assert decompose_norms(g) == 3
     kinds = {n.kind for n in g.nodes}
-    assert {"torchlike::group_norm_rows", "torchlike::batch_norm_affine"} <= kinds, g
-    infer_types(g, [type_of_python_value(a) for a in (x, w, b, r5)])  # the parts' shapes
-    check_against_torch(jit.ScriptFunction(g), lambda *a: f(torch, *a), [x, w, b, r5])
+    assert {"torchlike::group_norm_rows", "torchlike::group_norm_param",
+            "torchlike::group_rows_of", "torchlike::batch_norm_affine"} <= kinds, g
+    infer_types(g, [type_of_python_value(a) for a in (x, w, b, r5, t)])  # the parts' shapes
+    check_against_torch(jit.ScriptFunction(g), lambda *a: f(torch, *a), [x, w, b, r5, t])

@@ -428,7 +428,7 @@ def _native_layer_norm(ctx, grads):
 
 # -- the parts passes/decompose_norms.py lowers norms to ----------------------------------------
 
-def _view_back(ctx, grads):  # group_norm_rows / group_norm_param: views of their input
+def _view_back(ctx, grads):  # group_norm_rows / _param, group_rows_of: views of their input
     return _rest(ctx, [ctx.emit("aten::reshape", grads[0], _size_value(ctx, 0))])
 
 
@@ -475,6 +475,7 @@ RULES = {
     "torchlike::add_dtype_eps": _identity,
     "torchlike::group_norm_rows": _view_back,
     "torchlike::group_norm_param": _view_back,
+    "torchlike::group_rows_of": _view_back,
     "torchlike::batch_norm_affine": _batch_norm_affine,
 }
 

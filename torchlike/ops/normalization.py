@@ -389,10 +389,19 @@ def _infer_group_rows_of(node, types):
 
 defop("torchlike::group_rows_of", "Tensor self, int num_groups", _group_rows_of,
       category="shape", python_name=None, infer=_infer_group_rows_of)
+def _infer_group_param(node, types):
+    p, g = tensor_in(types), arg(node, 1, None)
+    shape = None
+    if p.shape is not None and len(p.shape) == 1 and p.shape[0] is not None and \
+            isinstance(g, int) and (g == -1 or (g > 0 and p.shape[0] % g == 0)):
+        shape = (p.shape[0], 1, 1) if g == -1 else (g, p.shape[0] // g, 1)
+    return [like(p, shape=shape)]
+
+
 defop("torchlike::group_norm_param", "Tensor self, int num_groups",
       lambda xp, p, num_groups: p.reshape(-1, 1, 1) if num_groups == -1 else
       p.reshape(num_groups, -1, 1), category="shape",
-      python_name=None, infer=lambda node, types: [like(tensor_in(types), shape=None)])
+      python_name=None, infer=_infer_group_param)
 
 
 def _instance_norm(xp, x, weight, bias, running_mean, running_var, use_input_stats, momentum,
