@@ -356,9 +356,10 @@ def test_producers_and_consumers_join_the_row_kernel(torch, strict_cpu, t_shape)
 
 
 def test_what_cannot_move_stays_and_gives_the_same_answer(torch, strict_cpu):
-    """The producer's result used again (a residual of ``h`` itself), an operand that broadcasts
-    across the trailing dims in a way the rows cannot (W only), an integer operand: the work
-    stays on its side of the view, as kernels of its own, with PyTorch's answer."""
+    """The producer's result used again (a residual of ``h`` itself), operands that broadcast
+    in a way the rows cannot (over W only; over the channels, full over H*W), an integer
+    operand: the work stays on its side of the view, as kernels of its own, with PyTorch's
+    answer."""
     F = torch.nn.functional
 
     def reused(m, x, t, w, b):
@@ -373,9 +374,13 @@ def test_what_cannot_move_stays_and_gives_the_same_answer(torch, strict_cpu):
         i = (t * 4).int() if m is torch else (t * 4).astype(np.int32)
         return (F if m is torch else m).group_norm(x * 2 + i, 2, w, b)
 
+    def channel_shared(m, x, t, w, b):   # (N, 1, H, W): shared by a group's channels
+        return (F if m is torch else m).group_norm(x + t, 2, w, b)
+
     rng = np.random.default_rng(5)
     for fn, t_shape, one_kernel in ((reused, (2, 4, 3, 3), False),
                                     (trailing, (2, 4, 3, 3), False),
+                                    (channel_shared, (2, 1, 3, 3), False),
                                     (integer, (2, 4, 3, 3), True)):
         args = [rng.standard_normal(s, dtype=np.float32)
                 for s in ((2, 4, 3, 3), t_shape, (4,), (4,))]

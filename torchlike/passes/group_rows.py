@@ -15,11 +15,11 @@ commutes with a view when every operand is viewed the same way, so:
 * ``sink_consumers``: the elementwise nodes that only read the viewed-back result move before
   the view back, their other operands viewed as rows likewise.
 
-An operand may be a Python scalar, a 0-d tensor, or a tensor of shape ``(N or 1, C or 1)``
-followed by ``x``'s trailing sizes or by ones (``rows_kind``): seen as rows it is full, or
-constant over a row's trailing dim (the row kernel's ``block`` inputs), or broadcast over
-rows.  Anything else (a shape known only at run time, a tensor used elsewhere too) stops the
-move where it is; the result is the same either way.
+An operand may be a Python scalar, a 0-d tensor, a tensor of shape ``(N or 1, C or 1, 1, ...)``
+or ``(N or 1, C, H, ...)`` (``rows_kind``): seen as rows it is constant over a row's trailing
+dim (the row kernel's ``block`` inputs), or full within the row.  Anything else (a shape
+known only at run time, one broadcast within a group's channels, a tensor used elsewhere too)
+stops the move where it is; the result is the same either way.
 """
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def _static_shape(v: Value):
 def rows_kind(v: Value, shape) -> Optional[str]:
     """How operand ``v`` of elementwise work on a group norm's input of ``shape`` is seen as
     rows: "scalar" (a Python scalar or a 0-d tensor: as it is), "full" (``shape`` itself),
-    "broadcast" (``(N or 1, C or 1)`` + the trailing sizes or ones), or None (not movable)."""
+    "broadcast" (``(N or 1, C or 1)`` + ones, or ``(1, C)`` + the trailing sizes), or None."""
     if v.type in _SCALAR_TYPES:
         return "scalar"
     s = _static_shape(v)
@@ -54,8 +54,11 @@ def rows_kind(v: Value, shape) -> Optional[str]:
         return None
     if s == shape:
         return "full"
-    if s[0] in (1, shape[0]) and s[1] in (1, shape[1]) and (
-            all(d == 1 for d in s[2:]) or s[2:] == shape[2:]):
+    # constant over each row's trailing dim (the row kernel's block inputs), or full within
+    # the row and broadcast over samples; (N, 1, H, W) -- full over H*W but shared by a
+    # group's channels -- is neither, and would only split the row kernel
+    if s[0] in (1, shape[0]) and ((s[1] in (1, shape[1]) and all(d == 1 for d in s[2:]))
+                                  or (s[1] == shape[1] and s[2:] == shape[2:])):
         return "broadcast"
     return None
 
