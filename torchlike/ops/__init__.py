@@ -51,6 +51,7 @@ from . import (  # noqa: E402,F401
     derivatives_nn,
     derivatives_pointwise_more,
     derivatives_rnn,
+    derivatives_rnn_seq,
     derivatives_shape_more,
     derivatives_structured,
 )
