@@ -612,3 +612,29 @@ def test_default_passes_preserve_corpus_results(case, which):
         for t, b in zip(types, got):
             if isinstance(t, TensorType) and t.dtype is not None and t.shape is not None:
                 assert (t.dtype, t.shape) == (str(np.asarray(b).dtype), np.asarray(b).shape)
+
+
+def test_input_shape_queries_fold_in_a_specialization():
+    """``x.dim()`` and ``x.size(0)`` of a graph input fold to this call's constants, so the
+    branch not taken goes (a scripted nn.LSTM's ``is_batched``); a query of anything else, or
+    of an input whose shape is unknown, stays."""
+    from torchlike.ir.types import TensorType
+    from torchlike.passes import infer_types
+    from torchlike.passes.shape_queries import fold_input_shape_queries
+    text = """graph(%x : Tensor, %y : Tensor):
+  %zero : int = prim::Constant[value=0]()
+  %three : int = prim::Constant[value=3]()
+  %d : int = aten::dim(%x)
+  %b : int = aten::size(%x, %zero)
+  %all : int[] = aten::size(%x)
+  %n : int = aten::numel(%x)
+  %z : Tensor = aten::relu(%x)
+  %dz : int = aten::dim(%z)
+  %dy : int = aten::dim(%y)
+  %bad : int = aten::size(%x, %three)
+  return (%d, %b, %all, %n, %dz, %dy, %bad)"""
+    g = infer_types(parse_graph(text), [TensorType("float32", (5, 2, 4)), TensorType()])
+    assert fold_input_shape_queries(g) == 4
+    kinds = [v.node.kind for v in g.outputs]
+    assert kinds == ["prim::Constant"] * 4 + ["aten::dim", "aten::dim", "aten::size"]
+    assert [v.constant_value() for v in g.outputs[:4]] == [3, 5, [5, 2, 4], 40]

@@ -37,6 +37,7 @@ from ..passes import (
     simplify_tuples,
 )
 from ..passes.remove_mutation import remove_mutation
+from ..passes.shape_queries import fold_input_shape_queries
 from ..passes.utils import replace_all_uses
 from .engine import AutodiffError, differentiable, differentiate
 
@@ -123,6 +124,8 @@ def prepare(fn: Any, primals: Sequence[Any]) -> Tuple[Graph, List[str], List[Any
     if len(args) != len(g.inputs):
         raise TypeError(f"the program takes {len(g.inputs)} inputs, got {len(args)}")
     infer_types(g, [type_of_python_value(a) for a in args])
+    if fold_input_shape_queries(g):  # a scripted nn.LSTM's input.dim() == 3 & co.
+        infer_types(g, [type_of_python_value(a) for a in args])
     # remove_mutation: a PyTorch-traced cell's ``aten::add_`` on a fresh tensor is ``add``,
     # which has a derivative rule (a write into an input or an alias stays, and is refused)
     for run_pass in (simplify_tuples, propagate_constants, remove_mutation,

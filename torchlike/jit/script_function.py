@@ -40,6 +40,7 @@ from ..passes import (
     propagate_constants,
     simplify_tuples,
 )
+from ..passes.shape_queries import fold_input_shape_queries
 from .arguments import check_arguments, with_plan
 from .code import graph_to_code
 from .module_graphs import bind_attributes, freeze, inline_methods
@@ -177,6 +178,9 @@ class ScriptFunction:
         _log_graph("inline_functions", g)
         infer_types(g, [type_of_python_value(a) for a in plan.apply(args)])
         _log_graph("infer_types", g)
+        if fold_input_shape_queries(g):  # input.dim() == 3: this call's, a constant
+            infer_types(g, [type_of_python_value(a) for a in plan.apply(args)])
+            _log_graph("fold_input_shape_queries", g)
         for name, run_pass in _PASSES:
             run_pass(g)
             _log_graph(name, g)

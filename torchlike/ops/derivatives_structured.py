@@ -492,6 +492,7 @@ RULES = {
     "prim::ListUnpack": _unpack,
     "prim::TupleUnpack": _unpack,
     "prim::TupleIndex": _tuple_index,
+    "prim::unchecked_cast": _identity,  # Optional[Tensor] -> Tensor after an `is None` check
 }
 
 attach(RULES)
