@@ -4,7 +4,8 @@ a layer norm and an RMS norm scripted from their parts and as the one op ``F.lay
 reduction), each over rows of 64, 1024 and 32768 float32 elements
 (``<program>/r<row>``; the row count follows from the size, 2^20..2^24 in the issue's run);
 and a group norm of 32 groups with its SiLU over (N, 64, 32, 32) images
-(``group_norm_silu/g32``: ``nn.GroupNorm`` + ``nn.SiLU``, a diffusion U-Net's block).
+(``group_norm_silu/g32``: ``nn.GroupNorm`` + ``nn.SiLU``, a diffusion U-Net's block;
+``group_norm_resblock/g32``: the time embedding added before it and the residual after).
 
 Each is written once with torchlike calls (scripted, as a PyTorch user would script it), with
 its numpy, PyTorch and JAX versions beside it; the harness times them all side by side, checks
@@ -78,6 +79,12 @@ def group_norm_silu(x, w, b):
     return tl.silu(tl.group_norm(x, GROUPS, w, b, 1e-5))
 
 
+def group_norm_resblock(x, t, w, b):
+    # a diffusion U-Net's ResBlock around its second norm: the time embedding added per sample
+    # and channel, GroupNorm, SiLU, the residual -- one row kernel (passes/group_rows.py)
+    return tl.silu(tl.group_norm(x + t, GROUPS, w, b, 1e-5)) + x
+
+
 def standardize(x):
     return (x - x.mean(-1, keepdim=True)) / x.std(-1, keepdim=True)
 
@@ -110,6 +117,19 @@ def _images(n, rng):
     shape = (max(1, n // (CHANNELS * PIXELS)), CHANNELS, 32, 32)
     return (rng.standard_normal(shape).astype(np.float32),) + tuple(
         rng.standard_normal(CHANNELS).astype(np.float32) for _ in range(2))
+
+
+def _images_temb(n, rng):
+    x, w, b = _images(n, rng)
+    return x, rng.standard_normal(x.shape[:2] + (1, 1)).astype(np.float32), w, b
+
+
+def _np_group_norm_resblock(xp, x, t, w, b):
+    return _np_group_norm_silu(xp, x + t, w, b) + x
+
+
+def _jax_group_norm_resblock(jax, x, t, w, b):
+    return _jax_group_norm_silu(jax, x + t, w, b) + x
 
 
 def _np_group_norm_silu(xp, x, w, b):
@@ -182,4 +202,9 @@ def reduction_workloads() -> List[Workload]:
                         lambda torch, x, w, b: torch.nn.functional.silu(
                             torch.nn.functional.group_norm(x, GROUPS, w, b, EPS_LN)),
                         jax=_jax_group_norm_silu, tags=("reduction",)))
+    out.append(Workload(f"group_norm_resblock/g{GROUPS}", group_norm_resblock, _images_temb,
+                        _np_group_norm_resblock, None,
+                        lambda torch, x, t, w, b: torch.nn.functional.silu(
+                            torch.nn.functional.group_norm(x + t, GROUPS, w, b, EPS_LN)) + x,
+                        jax=_jax_group_norm_resblock, tags=("reduction",)))
     return out

@@ -93,7 +93,7 @@ def test_every_workload_and_peer_agrees_with_numpy(suite):
     if suite == "elementwise":
         assert any(w.name.startswith("corpus:") for w in workloads)
     else:
-        assert len(workloads) == 28 and all("reduction" in w.tags for w in workloads)
+        assert len(workloads) == 29 and all("reduction" in w.tags for w in workloads)
     for w in workloads:
         xs = w.make_inputs(1 << (6 if suite == "elementwise" else 15), rng)
         if suite == "reductions":
