@@ -2,9 +2,10 @@
 (``torchlike.autodiff.compile_vjp``: each graph specialized and fused once, then called) against
 PyTorch eager and ``torch.compile`` (forward, then ``backward()`` of the cotangent; one fresh
 function per workload and size, ``dynamic=False``, its dynamo counters checked after the
-compiling call: see ``bench/torch_compile.py``).  Float32, 2 threads, median of ``--runs``
-calls after two warm-up calls (and the fastest call, for a machine other jobs share); the
-gradients are checked against PyTorch's first.
+compiling call: see ``bench/torch_compile.py``).  Float32, 2 threads; every mode of a
+workload and size is timed in interleaved rounds (``bench/timing.py``: at least ``--runs``
+rounds and 1 s per mode), median and fastest call reported; the gradients are checked against
+PyTorch's first.
 
 Workloads (n = the elements of the pointwise state):
 
@@ -21,12 +22,12 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import time
 from pathlib import Path
 
 import numpy as np
 
 from .environment import same_environment
+from .timing import TimingPolicy, time_interleaved
 
 CORPUS = Path(__file__).resolve().parent.parent / "tests" / "corpus" / "cases"
 
@@ -66,20 +67,6 @@ def workloads(torch):
             ("layer_norm", "layernorm_manual", layer_norm, ln_inputs)]
 
 
-def median_ms(fn, runs: int, best: bool = False):
-    """The median time of ``runs`` calls (ms) after two warm-up calls; with ``best``, also the
-    fastest call (less sensitive to other jobs preempting a thread on a shared machine)."""
-    fn()
-    fn()
-    samples = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        fn()
-        samples.append((time.perf_counter() - t) * 1e3)
-    med = statistics.median(samples)
-    return (med, min(samples)) if best else med
-
-
 def torch_step(torch, fn, arrays, cots):
     """A callable running forward + backward on fresh-grad leaf tensors; returns the grads."""
     leaves = [torch.from_numpy(a).requires_grad_(True) for a in arrays]
@@ -98,7 +85,7 @@ def torch_step(torch, fn, arrays, cots):
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[20, 21, 22])
-    ap.add_argument("--runs", type=int, default=9)
+    ap.add_argument("--runs", type=int, default=9, help="interleaved rounds, at least")
     ap.add_argument("--out", default=None)
     ap.add_argument("--no-compile", action="store_true", help="leave torch.compile out")
     args = ap.parse_args(argv)
@@ -116,6 +103,8 @@ def main(argv=None) -> None:
     from .torch_compile import _fresh_function, counters_problem
     torch.set_num_threads(2)
     config.set_backend("cpu")
+    policy = TimingPolicy(min_time_s=1.0, min_repeats=args.runs, max_repeats=400,
+                          warmup_calls=2)
     load_before = os.getloadavg()
     rows = ["| workload | n | torchlike fwd+bwd (ms) | fwd | bwd | torch eager (ms) | "
             "torch.compile (ms) | vs eager | vs compile | best of runs: torchlike / "
@@ -156,10 +145,8 @@ def main(argv=None) -> None:
                 np.testing.assert_allclose(g, w, rtol=2e-3, atol=2e-3 * float(np.abs(w).max()))
             fallbacks = jit.stats()["fallbacks"]
             assert not fallbacks, f"{name}: fused groups fell back: {fallbacks}"
-            t_ours, b_ours = median_ms(ours, args.runs, best=True)
-            t_fwd, t_bwd = median_ms(fwd_only, args.runs), median_ms(bwd_only, args.runs)
-            t_eager = median_ms(eager, args.runs)
-            t_comp, b_comp, note = float("nan"), float("nan"), ""
+            fns = {"ours": ours, "fwd": fwd_only, "bwd": bwd_only, "eager": eager}
+            note, frames = "", 0
             if not args.no_compile:
                 torch._dynamo.reset()
                 counters.clear()
@@ -176,9 +163,19 @@ def main(argv=None) -> None:
                     for g, w in zip(step(), want):
                         np.testing.assert_allclose(g.numpy(), w, rtol=2e-3,
                                                    atol=2e-3 * float(np.abs(w).max()))
-                    t_comp, b_comp = median_ms(step, args.runs, best=True)
-                    if counters["frames"].get("total", 0) != frames:
-                        note, t_comp = " (torch.compile recompiled while timed)", float("nan")
+                    fns["compile"] = step
+            # every mode in interleaved rounds (bench/timing.py): load bursts on the shared
+            # machine hit them alike
+            samples = time_interleaved(fns, [()], policy)
+            med = {k: statistics.median(v) * 1e3 for k, v in samples.items()}
+            best = {k: min(v) * 1e3 for k, v in samples.items()}
+            t_ours, b_ours, t_fwd, t_bwd, t_eager = (med["ours"], best["ours"], med["fwd"],
+                                                     med["bwd"], med["eager"])
+            t_comp = med.get("compile", float("nan"))
+            b_comp = best.get("compile", float("nan"))
+            if "compile" in fns:
+                if counters["frames"].get("total", 0) != frames:
+                    note, t_comp = " (torch.compile recompiled while timed)", float("nan")
                 torch._dynamo.reset()
             line = (f"| {name} | 2^{log2n} | {t_ours:.2f} | {t_fwd:.2f} | {t_bwd:.2f} | "
                     f"{t_eager:.2f} | {t_comp:.2f} | {t_eager / t_ours:.2f}x | "
@@ -186,7 +183,8 @@ def main(argv=None) -> None:
             print(line, flush=True)
             rows.append(line)
     load = os.getloadavg()
-    text = (f"Forward + backward, float32, 2 threads, median of {args.runs} calls "
+    text = (f"Forward + backward, float32, 2 threads, medians over >= {args.runs} interleaved "
+            f"rounds of all modes (>= 1 s each) "
             f"(`python -m bench.autodiff`); load average before: {load_before[0]:.2f}, "
             f"after: {load[0]:.2f} (a shared 2-core machine: other jobs add noise).\n\n"
             + "\n".join(rows) + "\n")
