@@ -638,3 +638,6 @@ def test_input_shape_queries_fold_in_a_specialization():
     kinds = [v.node.kind for v in g.outputs]
     assert kinds == ["prim::Constant"] * 4 + ["aten::dim", "aten::dim", "aten::size"]
     assert [v.constant_value() for v in g.outputs[:4]] == [3, 5, [5, 2, 4], 40]
+    mutated = text.replace("  %z : Tensor = aten::relu(%x)", "  %z : Tensor = aten::relu_(%x)")
+    g = infer_types(parse_graph(mutated), [TensorType("float32", (5, 2, 4)), TensorType()])
+    assert fold_input_shape_queries(g) == 0

@@ -10,8 +10,9 @@ shapes)::
     %d : int = aten::dim(%input)                %d : int = prim::Constant[value=3]()
     %b : int = aten::size(%input, %zero)   ->   %b : int = prim::Constant[value=5]()
 
-Only queries of the graph's *inputs* fold: their types are the call's own, while a type
-printed inside a parsed graph may describe the example it was traced on.  Nothing else
+Only queries of the graph's *inputs* fold -- their types are the call's own, while a type
+printed inside a parsed graph may describe the example it was traced on -- and not of an input
+something writes into in place (``x.unsqueeze_(0)`` changes the answer).  Nothing else
 changes; ``aten::dim``, ``aten::size`` (one dim, or all as a list), ``aten::numel`` and
 ``aten::len`` of a tensor (its first dim) are folded where the input's shape is known.
 """
@@ -21,6 +22,7 @@ import math
 
 from ..ir.graph import Graph
 from ..ir.types import INT, ListType, TensorType
+from ..ops.inplace import mutates
 
 __all__ = ["fold_input_shape_queries"]
 
@@ -46,7 +48,10 @@ def _answer(node, shape):
 def fold_input_shape_queries(graph: Graph) -> int:
     """Replace the shape queries of ``graph``'s inputs (every block) by constants; how many."""
     count = 0
-    inputs = set(graph.inputs)
+    # an input written in place (``x.unsqueeze_(0)``, ``x.resize_(...)``) may change its shape
+    # before a query reads it: its queries stay
+    inputs = {v for v in graph.inputs
+              if not any(mutates(u.kind) or u.kind.endswith("_") for u in v.uses)}
     for block in list(graph.all_blocks()):
         for node in list(block.nodes):
             if node.kind not in _QUERIES or not node.inputs or node.inputs[0] not in inputs \
