@@ -356,3 +356,33 @@ def test_backward_graph_grows_linearly_with_steps():
         assert kinds.count("aten::mm") <= 2 * (2 * steps + 4)
         sizes[steps] = len(kinds)
     assert sizes[16] - sizes[8] <= 8 * 2 * 48  # about 44 nodes per step and direction
+
+
+class LossOfLstm(nn.Module):
+    """A training step's shape: a loss reduced from the output (the sequence op's output
+    shapes are inferred, so the reduction after it differentiates)."""
+
+    def __init__(self, rnn):
+        super().__init__()
+        self.rnn = rnn
+
+    def forward(self, x):
+        out = self.rnn(x)[0]
+        return (out * out).mean() + out[:, -1].sum()
+
+
+@pytest.mark.parametrize("capture", ["script", "trace"])
+@pytest.mark.parametrize("cell", ["lstm", "gru"])
+def test_grad_of_a_loss_after_the_sequence_op(tmp_path, cell, capture):
+    rnn = _rnn(cell, "float64", num_layers=2, bidirectional=True, batch_first=True)
+    model = LossOfLstm(rnn)
+    x = np.random.default_rng(4).uniform(-1, 1, (2, 4, rnn.input_size))
+    loaded = _loaded(model, [x], capture, tmp_path)
+    gx, gparams = jit.grad(loaded)(x)
+    t = torch.tensor(x, requires_grad=True)
+    model.zero_grad()
+    model(t).backward()
+    np.testing.assert_allclose(gx, t.grad.numpy(), rtol=1e-9, atol=1e-12)
+    for name, p in model.named_parameters():
+        np.testing.assert_allclose(gparams[name], p.grad.numpy(), rtol=1e-9, atol=1e-12,
+                                   err_msg=name)

@@ -131,6 +131,9 @@ def prepare(fn: Any, primals: Sequence[Any]) -> Tuple[Graph, List[str], List[Any
     for run_pass in (simplify_tuples, propagate_constants, remove_mutation,
                      eliminate_common_subexpressions, eliminate_dead_code):
         run_pass(g)
+    # types again: arguments folded to constants above (a module's num_layers, batch_first)
+    # give ops like aten::lstm their output shapes, which the rules after them need
+    infer_types(g, [type_of_python_value(a) for a in args])
     is_tuple = False
     if len(g.outputs) == 1 and g.outputs[0].node is not None \
             and g.outputs[0].node.kind == "prim::TupleConstruct":

@@ -31,9 +31,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir.types import DEVICE
+from ..ir.types import DEVICE, ListType, TensorType
 from .registry import defop
-from .tensor_common import like, tensor_in
+from .tensor_common import arg, like, tensor_in
 
 F64 = np.float64
 
@@ -234,13 +234,47 @@ def _infer(n):
     return infer
 
 
+def _infer_sequence(n):
+    """The padded overload's output shapes where the input's shape, the first weights' shapes
+    (a ``ListConstruct`` of typed values, as a module's graph builds ``params``) and the
+    flags are known: output (T, B, D * H_out) (batch_first: (B, T, ...)), h_n (L * D, B,
+    H_out), an LSTM's c_n (L * D, B, H); H_out is w_hh's second dim (proj_size when given)."""
+    plain = _infer(n)
+
+    def infer(node, types):
+        out = plain(node, types)
+        x = tensor_in(types)
+        # the PackedSequence overload has a tensor (batch_sizes) second, and for gru & co.
+        # the hidden state third
+        padded = not isinstance(types[1], TensorType) if n == 3 else (
+            len(types) > 2 and isinstance(types[2], ListType))
+        src = node.inputs[2].node if padded else None
+        if src is None or src.kind != "prim::ListConstruct" or len(src.inputs) < 2 or \
+                x.shape is None or len(x.shape) != 3 or None in x.shape:
+            return out
+        w_hh = src.inputs[1].type
+        layers, bidir, batch_first = arg(node, 4, None), arg(node, 7, None), arg(node, 8, None)
+        if not isinstance(w_hh, TensorType) or w_hh.shape is None or len(w_hh.shape) != 2 or \
+                None in w_hh.shape or not isinstance(layers, int) or \
+                not isinstance(bidir, bool) or not isinstance(batch_first, bool):
+            return out
+        dirs, h_out = 2 if bidir else 1, w_hh.shape[1]
+        t, b = (x.shape[1], x.shape[0]) if batch_first else (x.shape[0], x.shape[1])
+        seq = (b, t, dirs * h_out) if batch_first else (t, b, dirs * h_out)
+        shapes = [seq, (layers * dirs, b, h_out)]
+        if n == 3:
+            shapes.append((layers * dirs, b, w_hh.shape[0] // 4))
+        return [like(x, shape=s) for s in shapes]
+    return infer
+
+
 defop("aten::lstm", "Tensor input, Tensor[] hx, Tensor[] params, bool has_biases, "
       "int num_layers, float dropout, bool train, bool bidirectional, bool batch_first",
-      _lstm, num_outputs=3, python_name=None, infer=_infer(3))
+      _lstm, num_outputs=3, python_name=None, infer=_infer_sequence(3))
 for _mode in ("gru", "rnn_tanh", "rnn_relu"):
     defop(f"aten::{_mode}", "Tensor input, Tensor hx, Tensor[] params, bool has_biases, "
           "int num_layers, float dropout, bool train, bool bidirectional, bool batch_first",
-          _sequence(_mode), num_outputs=2, python_name=None, infer=_infer(2))
+          _sequence(_mode), num_outputs=2, python_name=None, infer=_infer_sequence(2))
 
 
 # -- the cells (nn.LSTMCell, nn.GRUCell, nn.RNNCell): one step of 2-D rows --------------------
