@@ -386,3 +386,26 @@ def test_grad_of_a_loss_after_the_sequence_op(tmp_path, cell, capture):
     for name, p in model.named_parameters():
         np.testing.assert_allclose(gparams[name], p.grad.numpy(), rtol=1e-9, atol=1e-12,
                                    err_msg=name)
+
+
+def test_nested_tuple_outputs(tmp_path):
+    """A traced nn.LSTM itself returns ``(out, (h_n, c_n))``: the outputs come back nested so,
+    and the pullback takes its cotangents nested the same way (None for a whole tuple)."""
+    rnn = _rnn("lstm", "float64", num_layers=1)
+    x = np.random.default_rng(5).uniform(-1, 1, (STEPS, BATCH, IN))
+    loaded = _loaded(rnn, [x], "trace", tmp_path)
+    (out, (h, c)), pullback = jit.vjp(loaded, x)
+    rng = np.random.default_rng(6)
+    cots = (rng.standard_normal(out.shape), (rng.standard_normal(h.shape), None))
+    gx, gparams = pullback(cots)
+    t = torch.tensor(x, requires_grad=True)
+    rnn.zero_grad()
+    tout, (th, tc) = rnn(t)
+    torch.autograd.backward([tout, th], [torch.from_numpy(cots[0]), torch.from_numpy(cots[1][0])])
+    np.testing.assert_allclose(out, tout.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(gx, t.grad.numpy(), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(gparams["weight_hh_l0"], rnn.weight_hh_l0.grad.numpy(), rtol=1e-9)
+    gx2, _ = pullback((cots[0], None))   # no cotangent for (h_n, c_n)
+    assert gx2.shape == x.shape
+    with pytest.raises(jit.AutodiffError, match="nested like the outputs"):
+        pullback((cots[0], cots[1][0]))

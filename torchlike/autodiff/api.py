@@ -50,7 +50,8 @@ class Compiled:
     backward: ScriptFunction    # (*cotangents, *saved) -> one gradient per input
     num_outputs: int
     cotangent_outputs: List[int]  # which outputs take a cotangent (the differentiable ones)
-    output_tuple: bool            # the program returns a tuple
+    output_spec: Any              # how the flat outputs nest: an index, or a list of specs
+                                  # (a tuple result: ``(out, (h, c))`` is [0, [1, 2]])
     param_names: List[str]        # a module's parameters (extra inputs, last)
     params: List[Any]
 
@@ -134,25 +135,53 @@ def prepare(fn: Any, primals: Sequence[Any]) -> Tuple[Graph, List[str], List[Any
     # types again: arguments folded to constants above (a module's num_layers, batch_first)
     # give ops like aten::lstm their output shapes, which the rules after them need
     infer_types(g, [type_of_python_value(a) for a in args])
-    is_tuple = False
-    if len(g.outputs) == 1 and g.outputs[0].node is not None \
-            and g.outputs[0].node.kind == "prim::TupleConstruct":
-        g.set_outputs(list(g.outputs[0].node.inputs))
+    leaves: List[Value] = []
+    spec = _flatten(g.outputs[0] if len(g.outputs) == 1 else None, leaves) \
+        if len(g.outputs) == 1 else [_flatten(v, leaves) for v in g.outputs]
+    if leaves != list(g.outputs):
+        g.set_outputs(leaves)
         eliminate_dead_code(g)
-        is_tuple = True
-    return g, names, params, is_tuple
+    return g, names, params, spec
+
+
+def _flatten(v: Value, leaves: List[Value]) -> Any:
+    """A result made by ``prim::TupleConstruct`` (nested: a traced nn.LSTM's
+    ``(out, (h, c))``) as its leaves, appended to ``leaves``; returns where they went."""
+    if v.node is not None and v.node.kind == "prim::TupleConstruct":
+        return [_flatten(e, leaves) for e in v.node.inputs]
+    leaves.append(v)
+    return len(leaves) - 1
+
+
+def _nest(spec: Any, flat: Sequence[Any]) -> Any:
+    return flat[spec] if isinstance(spec, int) else tuple(_nest(s, flat) for s in spec)
+
+
+def _unnest(spec: Any, value: Any, out: List[Any]) -> None:
+    """The cotangents given in the outputs' nesting, flattened into ``out`` (in leaf order)."""
+    if isinstance(spec, int):
+        out.append(value)
+        return
+    if value is None:   # no cotangent for a whole tuple: none for each of its leaves
+        value = (None,) * len(spec)
+    if not isinstance(value, (tuple, list)) or len(value) != len(spec):
+        got = f"{len(value)}" if isinstance(value, (tuple, list)) else type(value).__name__
+        raise AutodiffError(f"pullback takes {len(spec)} cotangents (one per output, nested "
+                            f"like the outputs), got {got}")
+    for s, v in zip(spec, value):
+        _unnest(s, v, out)
 
 
 def compile_vjp(fn: Any, *primals: Any, wrt: Optional[Sequence[int]] = None) -> Compiled:
     """Differentiate ``fn`` for ``primals`` with respect to the inputs ``wrt`` (default: all
     primals, and a module's parameters)."""
-    g, names, params, is_tuple = prepare(fn, primals)
+    g, names, params, spec = prepare(fn, primals)
     n_out = len(g.outputs)
     idx = list(range(len(g.inputs))) if wrt is None else list(wrt) + list(
         range(len(primals), len(g.inputs)))
     fwd, bwd, info = differentiate(g, idx)
     return Compiled(ScriptFunction(fwd, name="forward"), ScriptFunction(bwd, name="backward"),
-                    n_out, info["cotangents"], is_tuple, names, params)
+                    n_out, info["cotangents"], spec, names, params)
 
 
 # ScriptFunction -> {(signature, wrt, settings generation): Compiled}.  Only graphs are cached:
@@ -200,14 +229,11 @@ def vjp(fn: Any, *primals: Any) -> Tuple[Any, Callable]:
 def run_vjp(c: Compiled, primals: Sequence[Any]) -> Tuple[Any, Callable]:
     res = _as_tuple(c.forward(*primals, *c.params))
     outs, saved = res[:c.num_outputs], res[c.num_outputs:]
-    shown = tuple(outs) if c.output_tuple or c.num_outputs != 1 else outs[0]
+    shown = _nest(c.output_spec, outs)
 
     def pullback(cotangents: Any) -> Tuple[Any, ...]:
-        cots = _as_tuple(cotangents) if (c.output_tuple or c.num_outputs != 1) \
-            else (cotangents,)
-        if len(cots) != c.num_outputs:
-            raise AutodiffError(f"pullback takes {c.num_outputs} cotangents (one per output), "
-                                f"got {len(cots)}")
+        cots: List[Any] = []
+        _unnest(c.output_spec, cotangents, cots)
         given = []
         for i in c.cotangent_outputs:
             ct = cots[i]
@@ -242,7 +268,7 @@ def grad(fn: Any, argnums: Union[int, Sequence[int]] = 0) -> Callable:
         idx = [i % len(primals) for i in nums]
         c = cached_compile(fn, primals, wrt=idx)
         out, pullback = run_vjp(c, primals)
-        if c.num_outputs != 1 or c.output_tuple:
+        if not isinstance(c.output_spec, int):
             raise AutodiffError(f"grad needs a function returning one scalar, got "
                                 f"{c.num_outputs} outputs")
         out = np.asarray(out)
