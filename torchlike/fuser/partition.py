@@ -205,10 +205,13 @@ def _chunk_unpack(node: Node, block_users: Dict[Value, List[Node]], returned: Se
 
 # -- the partition of one block ---------------------------------------------------------------
 
+_WINDOW_LIMIT = 1000  # items a merge's cycle check may walk (try_merge)
+
+
 class _Item:
     """A lone node or a group of nodes of one block; ``key`` orders items topologically."""
 
-    __slots__ = ("members", "key", "fusible", "chunks", "alive")
+    __slots__ = ("members", "key", "fusible", "chunks", "alive", "succ", "pred")
 
     def __init__(self, members: List[Node], key: Tuple, fusible: bool):
         self.members = members
@@ -216,6 +219,8 @@ class _Item:
         self.fusible = fusible
         self.chunks: List[Node] = [m for m in members if m.kind in _CHUNKS]
         self.alive = True
+        self.succ: Set["_Item"] = set()  # the items reading this one's values (kept by merges)
+        self.pred: Set["_Item"] = set()
 
 
 def _reduced(item: _Item) -> Set[Tuple]:
@@ -268,6 +273,18 @@ class _BlockPartition:
             self.items.append(item)
             for m in item.members:
                 self.owner[m] = item
+        self.refresh_edges()
+
+    def refresh_edges(self) -> None:
+        """The item graph (``succ``/``pred``), which each merge then updates (try_merge);
+        recomputed after ``recompute.py`` rewires nodes between items."""
+        for item in self.items:
+            item.succ, item.pred = set(), set()
+        for item in self.items:
+            if item.alive:
+                item.succ = self._successors_of(item)
+                for s in item.succ:
+                    s.pred.add(item)
 
     def _block_users(self) -> Dict[Value, List[Node]]:
         """For each value defined in this block, the nodes of this block that need it: users,
@@ -306,6 +323,9 @@ class _BlockPartition:
 
     # -- graph of items ---------------------------------------------------------------------
     def successors(self, item: _Item) -> Set[_Item]:
+        return item.succ
+
+    def _successors_of(self, item: _Item) -> Set[_Item]:
         out = set()
         for m in item.members:
             for v in m.outputs:
@@ -335,21 +355,38 @@ class _BlockPartition:
                 if src in self.owner and self.owner[src] in (lo, hi):
                     return False
         # Items that lo reaches before hi; reaching hi through one of them would be a cycle.
+        # The walk is bounded: in a graph of tens of thousands of nodes (an unrolled RNN's
+        # backward) a far producer would make every merge attempt walk most of the graph, so
+        # past _WINDOW_LIMIT items the merge is declined (a missed fusion, never a wrong one).
         window: Set[_Item] = set()
-        stack = [s for s in self.successors(lo) if s is not hi and s.key < hi.key]
+        stack = [s for s in lo.succ if s is not hi and s.key < hi.key]
         window.update(stack)
         while stack:
-            for s in self.successors(stack.pop()):
+            for s in stack.pop().succ:
                 if s is hi:
                     return False
                 if s not in window and s.key < hi.key:
                     window.add(s)
                     stack.append(s)
+            if len(window) > _WINDOW_LIMIT:
+                return False
         hi.members.extend(lo.members)
         hi.chunks.extend(lo.chunks)
         for m in lo.members:
             self.owner[m] = hi
         lo.alive = False
+        for p in lo.pred:  # lo's edges become hi's
+            p.succ.discard(lo)
+            if p is not hi:
+                p.succ.add(hi)
+                hi.pred.add(p)
+        for q in lo.succ:
+            q.pred.discard(lo)
+            if q is not hi:
+                q.pred.add(hi)
+                hi.succ.add(q)
+        hi.succ.discard(lo)
+        hi.pred.discard(lo)
         # Whatever depends on lo now has to come after the group: place it right after hi.
         tag = -next(self.move_counter)  # smaller than every earlier tag: sorts right after hi
         for i, item in enumerate(sorted(window, key=lambda it: it.key)):
@@ -522,6 +559,7 @@ def _fuse_block(block: Block, dont_fuse: FrozenSet[str], min_size: int, loop_min
     part.horizontal()
     part.vertical()  # sibling merges can open new producer-consumer merges
     if recompute_shared(part):  # groups no longer depending on each other may merge now
+        part.refresh_edges()
         part.horizontal()
         part.vertical()
         dedupe(part)
