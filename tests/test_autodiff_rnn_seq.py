@@ -409,3 +409,24 @@ def test_nested_tuple_outputs(tmp_path):
     assert gx2.shape == x.shape
     with pytest.raises(jit.AutodiffError, match="nested like the outputs"):
         pullback((cots[0], cots[1][0]))
+
+
+@pytest.mark.parametrize("cell", ["lstm", "gru"])
+def test_bare_scripted_module_with_overloaded_forward(tmp_path, cell):
+    """A scripted nn.LSTM / nn.GRU saves ``forward__0`` / ``forward__1`` (a tensor or a
+    PackedSequence input): the overload the primals fit is differentiated, ``hx=None`` baked
+    in as a constant."""
+    rnn = _rnn(cell, "float64", num_layers=2, bidirectional=True)
+    x = np.random.default_rng(7).uniform(-1, 1, (STEPS, BATCH, IN))
+    loaded = _loaded(rnn, [x], "script", tmp_path)
+    outs, pullback = jit.vjp(loaded, x)
+    out = outs[0]
+    cot = np.random.default_rng(8).standard_normal(out.shape)
+    gx, gparams = pullback((cot, None))
+    t = torch.tensor(x, requires_grad=True)
+    rnn.zero_grad()
+    rnn(t)[0].backward(torch.from_numpy(cot))
+    np.testing.assert_allclose(gx, t.grad.numpy(), rtol=1e-9, atol=1e-12)
+    for name, p in rnn.named_parameters():
+        np.testing.assert_allclose(gparams[name], p.grad.numpy(), rtol=1e-9, atol=1e-12,
+                                   err_msg=name)

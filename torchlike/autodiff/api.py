@@ -56,10 +56,26 @@ class Compiled:
     params: List[Any]
 
 
+def _forward_graph(module, primals) -> Graph:
+    """A copy of ``module``'s forward graph; for a forward PyTorch saved overloaded (a scripted
+    nn.LSTM: ``forward__0``, ``forward__1``), the overload the primals fit, with the defaults
+    they leave out (``hx=None``) as constants."""
+    overloads = module.forward_overloads() if hasattr(module, "forward_overloads") else []
+    if "forward" in getattr(module, "_methods", {}) or not overloads:
+        return clone_graph(module.graph)
+    fn, full = module.pick_overload(tuple(primals))
+    g = clone_graph(fn.graph)
+    for v, a in list(zip(g.inputs[1 + len(primals):], full[len(primals):])):
+        const = g.insert_constant(a, type_of_python_value(a), block=g.block, index=0)
+        replace_all_uses(v, const, g)
+        g.block.params.remove(v)
+    return g
+
+
 def _module_graph(module, primals) -> Tuple[Graph, List[str], List[Any]]:
     """A ScriptModule's forward with its parameters as extra inputs (after the primals) and
     every other attribute a constant; ``%self`` removed."""
-    g = clone_graph(module.graph)
+    g = _forward_graph(module, primals)
     inline_methods(g, module)
     bind_attributes(g, module)
     named = dict(module.named_parameters())
@@ -100,7 +116,7 @@ def _module_graph(module, primals) -> Tuple[Graph, List[str], List[Any]]:
 
 def capture(fn: Any, primals: Sequence[Any]) -> Tuple[Graph, List[str], List[Any]]:
     """``fn``'s graph (a copy), the names of parameters added as inputs, and their arrays."""
-    if hasattr(fn, "method_graph") and isinstance(getattr(fn, "graph", None), Graph):
+    if hasattr(fn, "method_graph") and hasattr(fn, "forward_overloads"):
         return _module_graph(fn, primals)
     if isinstance(fn, Module):
         raise AutodiffError(f"{type(fn).__name__} is an nn.Module: compile it first with "
