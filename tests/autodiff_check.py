@@ -2,17 +2,27 @@
 ``graph_modes``): ``check_against_torch(tl_fn, torch_fn, arrays)`` runs ``jit.vjp`` on the
 traced torchlike function and ``torch.autograd.backward`` on the torch one with the same random
 cotangents and compares outputs and every input's gradient (None where torch has none: integer
-inputs); ``U(lo, hi, *shape)`` and ``make(spec, dtype, rng)`` build uniform inputs."""
+inputs); ``U(lo, hi, *shape)``, ``Fixed(values)`` and ``make(spec, dtype, rng)`` build inputs;
+``check_case(case, arrays, dtype)`` runs one row of a test module's table of cases
+(``(id, torchlike fn of (module, *arrays), torch fn or None: the same code on torch, specs)``);
+``torch_graph_text`` is the graph PyTorch prints for a function it scripts or traces."""
 from __future__ import annotations
 
-import numpy as np
+import warnings
 
+import numpy as np
+import pytest
+
+import torchlike as tl
 from torchlike import jit
 
 try:
     import torch
 except ImportError:  # callers skip with needs_torch
     torch = None
+
+needs_torch = pytest.mark.skipif(torch is None, reason="needs torch (the oracle)")
+TOLERANCES = {"float64": dict(rtol=1e-10, atol=1e-12), "float32": dict(rtol=2e-4, atol=2e-5)}
 
 
 def _rng(seed=0):
@@ -54,6 +64,36 @@ def U(lo, hi, *shape):
     return ("u", lo, hi, shape)
 
 
+def Fixed(values):
+    """An input spec of fixed values (zeros, ties, NaN, equal operands, integer indices)."""
+    return ("fixed", np.asarray(values))
+
+
 def make(spec, dtype, rng):
+    """A ``U`` spec drawn from ``rng``, or fixed values (a ``Fixed`` spec or an array): floats
+    cast to ``dtype``, integers kept."""
+    if isinstance(spec, np.ndarray) or spec[0] == "fixed":
+        a = spec if isinstance(spec, np.ndarray) else spec[1]
+        return a.astype(dtype) if a.dtype.kind == "f" else a.copy()
     kind, lo, hi, shape = spec
     return rng.uniform(lo, hi, shape).astype(dtype)
+
+
+def torch_of(case):
+    """A case's torch function: its own, or its torchlike code run on torch."""
+    fn, tfn = case[1], (case[2] if len(case) == 4 else None)
+    return tfn if tfn is not None else (lambda *a: fn(torch, *a))
+
+
+def check_case(case, arrays, dtype):
+    """One case of a table against torch.autograd, at ``TOLERANCES[dtype]``."""
+    check_against_torch(lambda *a: case[1](tl, *a), torch_of(case), arrays, **TOLERANCES[dtype])
+
+
+def torch_graph_text(fn, arrays, capture):
+    """The graph PyTorch prints for ``fn`` scripted or traced (on ``arrays``)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t = torch.jit.script(fn) if capture == "script" else \
+            torch.jit.trace(fn, tuple(torch.from_numpy(a) for a in arrays))
+    return str(t.graph)

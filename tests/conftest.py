@@ -7,6 +7,7 @@
 * ``strict_cpu``: the fuser's backend "cpu" in strict mode (a group that cannot compile raises
   instead of falling back), for the compiled-path tests; ``kernel_cache``: a fresh kernel cache
   directory for a module (``pytestmark = pytest.mark.usefixtures("kernel_cache")``);
+  ``unfused``: fusion off for a module (the derivative-rule tables);
 * the CPU backend's parallel rule is a plain size threshold of 2^16 elements here
   (``codegen.PARALLEL_WORK``, ``HEAVY_WEIGHT = 0``): the tests' input sizes choose the serial
   or parallel kernel they exercise; ``test_fuser_cpu`` tests the production rule itself.
@@ -42,6 +43,17 @@ def strict_cpu():
     yield
     config.set_backend(saved[0])
     config.set_strict(saved[1])
+
+
+@pytest.fixture(scope="module")
+def unfused():
+    """Fusion off for a module (``pytestmark = pytest.mark.usefixtures("unfused")``): the
+    derivative-rule tables test the rules; fused backward graphs are tested elsewhere."""
+    from torchlike.fuser import config
+    saved = config.fusion_enabled()
+    config.set_fusion_enabled(False)
+    yield
+    config.set_fusion_enabled(saved)
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import torchlike as tl
-from tests.autodiff_check import U, _rng, _torch_vjp, check_against_torch  # noqa: F401
+from tests.autodiff_check import U, _rng, _torch_vjp, check_against_torch, check_case, needs_torch
 from tests.autodiff_check import make as _make
 from tests.corpus_utils import graph_text, input_sets
 from torchlike import jit
@@ -20,7 +20,6 @@ try:
 except ImportError:  # the finite-difference tests still run
     torch = F = None
 
-needs_torch = pytest.mark.skipif(torch is None, reason="needs torch (the oracle)")
 
 
 # (id, torchlike fn, torch fn (None: the same code on torch), inputs)
@@ -139,18 +138,11 @@ CASES += [
 ]
 
 
-def _torch_of(case):
-    name, fn, tfn, specs = case
-    return tfn if tfn is not None else (lambda *a: fn(torch, *a))
-
-
 @needs_torch
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
 def test_op_matches_torch_float64(case):
-    name, fn, tfn, specs = case
     rng = _rng(7)
-    arrays = [_make(s, np.float64, rng) for s in specs]
-    check_against_torch(lambda *a: fn(tl, *a), _torch_of(case), arrays)
+    check_case(case, [_make(s, np.float64, rng) for s in case[3]], "float64")
 
 
 # The cast case converts to float64 itself: it has no float32 variant (not a skip).
@@ -160,10 +152,8 @@ CASES32 = [c for c in CASES if c[0] != "cast"]
 @needs_torch
 @pytest.mark.parametrize("case", CASES32, ids=[c[0] for c in CASES32])
 def test_op_matches_torch_float32(case):
-    name, fn, tfn, specs = case
     rng = _rng(11)
-    arrays = [_make(s, np.float32, rng) for s in specs]
-    check_against_torch(lambda *a: fn(tl, *a), _torch_of(case), arrays, rtol=2e-4, atol=2e-5)
+    check_case(case, [_make(s, np.float32, rng) for s in case[3]], "float32")
 
 
 # -- PyTorch's conventions at kinks (values exactly on the kink) -------------------------------

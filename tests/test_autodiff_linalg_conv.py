@@ -12,33 +12,21 @@ import numpy as np
 import pytest
 
 import torchlike as tl
-from tests.autodiff_check import U, _rng, check_against_torch
+from tests.autodiff_check import Fixed, U, _rng, check_against_torch, check_case, needs_torch
 from tests.autodiff_check import make as _make
 from torchlike import jit
 from torchlike.errors import UnsupportedOpError
 from torchlike.functional import apply
-from torchlike.fuser import config
 
 try:
     import torch
 except ImportError:
     torch = None
 
-needs_torch = pytest.mark.skipif(torch is None, reason="needs torch (the oracle)")
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _no_fusion():
-    config.set_fusion_enabled(False)  # the rules are under test; fused backwards elsewhere
-    yield
-    config.set_fusion_enabled(True)
+pytestmark = pytest.mark.usefixtures("unfused")  # the rules are under test
 
 
 # -- inputs ------------------------------------------------------------------------------------
-
-def Fixed(a):
-    return ("fixed", np.asarray(a))
-
 
 def Ties(*shape):
     """Uniform in [-2, 2] rounded to halves: many equal values (max-pool ties)."""
@@ -59,10 +47,8 @@ def Sym(*shape):
 
 
 def make(spec, dtype, rng):
+    """The shared specs (``U``, ``Fixed``), and matrices and ties of this module's own."""
     kind = spec[0]
-    if kind == "fixed":
-        a = spec[1]
-        return a.astype(dtype) if a.dtype.kind == "f" else a
     if kind == "ties":
         return (np.round(rng.uniform(-2, 2, spec[1]) * 2) / 2).astype(dtype)
     if kind in ("wellcond", "spd", "sym"):
@@ -303,10 +289,8 @@ CASES += [("det_nearly_singular", aten("det"),
 @needs_torch
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
 def test_op_matches_torch_float64(case):
-    name, fn, specs = case
     rng = _rng(7)
-    arrays = [make(s, np.float64, rng) for s in specs]
-    check_against_torch(lambda *a: fn(tl, *a), lambda *a: fn(torch, *a), arrays)
+    check_case(case, [make(s, np.float64, rng) for s in case[2]], "float64")
 
 
 CASES32 = [c for c in CASES if c[0] not in F64_ONLY]
@@ -315,11 +299,8 @@ CASES32 = [c for c in CASES if c[0] not in F64_ONLY]
 @needs_torch
 @pytest.mark.parametrize("case", CASES32, ids=[c[0] for c in CASES32])
 def test_op_matches_torch_float32(case):
-    name, fn, specs = case
     rng = _rng(11)
-    arrays = [make(s, np.float32, rng) for s in specs]
-    check_against_torch(lambda *a: fn(tl, *a), lambda *a: fn(torch, *a), arrays, rtol=2e-4,
-                        atol=2e-5)
+    check_case(case, [make(s, np.float32, rng) for s in case[2]], "float32")
 
 
 # -- PyTorch's conventions at special points ---------------------------------------------------

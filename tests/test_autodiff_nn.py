@@ -10,11 +10,9 @@ import numpy as np
 import pytest
 
 import torchlike as tl
-from tests.autodiff_check import U, _rng, check_against_torch
-from tests.autodiff_check import make as _make
+from tests.autodiff_check import U, _rng, check_against_torch, check_case, make, needs_torch
 from torchlike import jit
 from torchlike.errors import UnsupportedOpError
-from torchlike.fuser import config
 from torchlike.ir import parse_graph
 
 try:
@@ -22,26 +20,14 @@ try:
 except ImportError:  # every test here compares with torch
     torch = None
 
-needs_torch = pytest.mark.skipif(torch is None, reason="needs torch (the oracle)")
 # the forward of nanmean (numpy's) warns on an all-NaN slice; its result is NaN, as torch's
-pytestmark = pytest.mark.filterwarnings("ignore:Mean of empty slice:RuntimeWarning")
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _no_fusion():
-    """The rules are what is tested; fusion of backward graphs is tested elsewhere."""
-    config.set_fusion_enabled(False)
-    yield
-    config.set_fusion_enabled(True)
+pytestmark = [pytest.mark.filterwarnings("ignore:Mean of empty slice:RuntimeWarning"),
+              pytest.mark.usefixtures("unfused")]  # the rules are under test
 
 
 def Fixed(values):
     """An input spec of fixed values (zeros, ties, NaN, equal operands)."""
     return ("fixed", np.asarray(values, dtype=np.float64))
-
-
-def _arr(spec, dtype, rng):
-    return spec[1].astype(dtype) if spec[0] == "fixed" else _make(spec, dtype, rng)
 
 
 def op(m, name):
@@ -231,7 +217,7 @@ LEGIT = parse_graph("""graph(%x : Tensor, %w : Tensor, %b : Tensor):
 def test_native_batch_norm_legit_no_training(dtype):
     """Eval mode; its (empty) statistics outputs take cotangents too."""
     rng = _rng(5)
-    x, w, b = (_arr(s, dtype, rng) for s in (X4, CW, CB))
+    x, w, b = (make(s, dtype, rng) for s in (X4, CW, CB))
     rm, rv = RM.astype(dtype), RV.astype(dtype)
     g = LEGIT.copy()
     for node in g.nodes:  # the running statistics: tensor constants
@@ -366,27 +352,18 @@ CASES += [
     ("cdist_p0", lambda m, a, b: m.cdist(a, b, 0.0) + a.sum(), None, EQ_PAIR),
 ]
 
-def _torch_of(case):
-    name, fn, tfn, specs = case
-    return tfn if tfn is not None else (lambda *a: fn(torch, *a))
-
-
 @needs_torch
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
 def test_matches_torch_float64(case):
-    name, fn, tfn, specs = case
     rng = _rng(7)
-    arrays = [_arr(s, np.float64, rng) for s in specs]
-    check_against_torch(lambda *a: fn(tl, *a), _torch_of(case), arrays)
+    check_case(case, [make(s, np.float64, rng) for s in case[3]], "float64")
 
 
 @needs_torch
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
 def test_matches_torch_float32(case):
-    name, fn, tfn, specs = case
     rng = _rng(11)
-    arrays = [_arr(s, np.float32, rng) for s in specs]
-    check_against_torch(lambda *a: fn(tl, *a), _torch_of(case), arrays, 2e-4, 2e-5)
+    check_case(case, [make(s, np.float32, rng) for s in case[3]], "float32")
 
 
 # -- integer inputs, arguments PyTorch does not differentiate ----------------------------------
@@ -456,7 +433,7 @@ def test_lowered_norms_differentiate():
     from torchlike.passes.decompose_norms import decompose_norms
 
     rng = _rng(6)
-    x, w, b = (_arr(s, np.float64, rng) for s in (X4, CW, CB))
+    x, w, b = (make(s, np.float64, rng) for s in (X4, CW, CB))
     r5, t = rng.uniform(0.5, 1.5, 3), rng.uniform(-1, 1, (2, 4, 1, 1))
 
     def f(m, x, w, b, r, t):

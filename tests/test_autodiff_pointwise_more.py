@@ -12,11 +12,10 @@ import numpy as np
 import pytest
 
 import torchlike as tl
-from tests.autodiff_check import U, _rng, check_against_torch
+from tests.autodiff_check import U, _rng, check_against_torch, check_case, needs_torch
 from tests.autodiff_check import make as _make
 from torchlike import jit
 from torchlike.errors import UnsupportedOpError
-from torchlike.fuser import config
 from torchlike.ir import parse_graph
 from torchlike.ops import registry
 
@@ -26,14 +25,7 @@ try:
 except ImportError:
     torch = F = None
 
-needs_torch = pytest.mark.skipif(torch is None, reason="needs torch (the oracle)")
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _no_fusion():
-    config.set_fusion_enabled(False)  # the rules are under test; fused backwards elsewhere
-    yield
-    config.set_fusion_enabled(True)
+pytestmark = pytest.mark.usefixtures("unfused")  # the rules are under test
 
 
 def _t(name):
@@ -103,27 +95,20 @@ CASES += [
 ]
 
 
-def _torch_of(case):
-    name, fn, tfn, specs = case
-    return tfn if tfn is not None else (lambda *a: fn(torch, *a))
-
-
 @needs_torch
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
 def test_op_matches_torch_float64(case):
-    name, fn, tfn, specs = case
     arrays = [_make(s, np.float64, _rng(7)) if i == 0 else _make(s, np.float64, _rng(8 + i))
-              for i, s in enumerate(specs)]
-    check_against_torch(lambda *a: fn(tl, *a), _torch_of(case), arrays)
+              for i, s in enumerate(case[3])]
+    check_case(case, arrays, "float64")
 
 
 @needs_torch
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
 def test_op_matches_torch_float32(case):
-    name, fn, tfn, specs = case
     arrays = [_make(s, np.float32, _rng(11)) if i == 0 else _make(s, np.float32, _rng(12 + i))
-              for i, s in enumerate(specs)]
-    check_against_torch(lambda *a: fn(tl, *a), _torch_of(case), arrays, rtol=2e-4, atol=2e-5)
+              for i, s in enumerate(case[3])]
+    check_case(case, arrays, "float32")
 
 
 # -- PyTorch's conventions at special points (float64, exact values) ---------------------------

@@ -5,14 +5,11 @@ PyTorch *traces* them -- decomposed into ``linear``, ``add_``, ``unsafe_chunk`` 
 (pieces of a fresh tensor nobody else reads) -- against ``torch.autograd``."""
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 
-from tests.autodiff_check import check_against_torch
+from tests.autodiff_check import TOLERANCES, check_against_torch, torch_graph_text
 from torchlike import ir, jit
-from torchlike.fuser import config
 from torchlike.ir.types import type_of_python_value
 from torchlike.jit.script_function import ScriptFunction
 from torchlike.passes import infer_types
@@ -65,19 +62,7 @@ CASES = {
 }
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _unfused():
-    config.set_fusion_enabled(False)  # the rules are what is tested here
-    yield
-    config.set_fusion_enabled(True)
-
-
-def _captured(fn, arrays, capture):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        t = torch.jit.script(fn) if capture == "script" else \
-            torch.jit.trace(fn, tuple(torch.from_numpy(a) for a in arrays))
-    return str(t.graph)
+pytestmark = pytest.mark.usefixtures("unfused")  # the rules are what is tested here
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
@@ -87,11 +72,10 @@ def test_cell_gradients_match_torch(name, capture, dtype):
     fn, shapes = CASES[name]
     rng = np.random.default_rng(len(name))
     arrays = [rng.uniform(-1, 1, s).astype(dtype) for s in shapes]
-    text = _captured(fn, arrays, capture)
+    text = torch_graph_text(fn, arrays, capture)
     if capture == "script":
         assert f"aten::{name.split('_')[0] if name.startswith('lstm') else name}_cell" in text
-    tol = dict(rtol=1e-10, atol=1e-12) if dtype == "float64" else dict(rtol=2e-4, atol=2e-5)
-    check_against_torch(ScriptFunction(ir.parse_graph(text)), fn, arrays, **tol)
+    check_against_torch(ScriptFunction(ir.parse_graph(text)), fn, arrays, **TOLERANCES[dtype])
 
 
 def test_traced_cell_mutations_become_functional():
@@ -99,7 +83,7 @@ def test_traced_cell_mutations_become_functional():
     into a fresh sum: nothing else reads them, so every in-place op is made functional."""
     arrays = [np.random.default_rng(0).uniform(-1, 1, s).astype(np.float32)
               for s in _shapes(4, True, 2)]
-    g = ir.parse_graph(_captured(lstm, arrays, "trace"))
+    g = ir.parse_graph(torch_graph_text(lstm, arrays, "trace"))
     assert any(n.kind.endswith("_") for n in g.nodes)
     infer_types(g, [type_of_python_value(a) for a in arrays])
     remove_mutation(g)

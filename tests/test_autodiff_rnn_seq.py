@@ -12,18 +12,18 @@ from typing import Tuple
 import numpy as np
 import pytest
 
-from tests.autodiff_check import check_against_torch
+from tests.autodiff_check import check_against_torch, torch_graph_text
 from torchlike import ir, jit
 from torchlike.autodiff.api import compile_vjp, run_vjp
 from torchlike.errors import UnsupportedOpError
-from torchlike.fuser import config
 from torchlike.jit.script_function import ScriptFunction
 
 torch = pytest.importorskip("torch")
 nn = torch.nn
 Tensor = torch.Tensor
 
-pytestmark = pytest.mark.filterwarnings("ignore::UserWarning", "ignore::DeprecationWarning")
+pytestmark = [pytest.mark.filterwarnings("ignore::UserWarning", "ignore::DeprecationWarning"),
+              pytest.mark.usefixtures("unfused")]  # the rules are what is tested here
 
 IN, HID, STEPS, BATCH = 4, 3, 4, 2
 CELLS = ["lstm", "gru", "rnn_tanh", "rnn_relu"]
@@ -35,11 +35,6 @@ CONFIGS = {
 TOL = {"float64": dict(rtol=1e-9, atol=1e-11), "float32": dict(rtol=2e-4, atol=2e-5)}
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _unfused():
-    config.set_fusion_enabled(False)  # the rules are what is tested here
-    yield
-    config.set_fusion_enabled(True)
 
 
 # -- models around the modules: hx given or omitted, and which results leave the model -----------
@@ -241,14 +236,6 @@ FUNCTIONS = {
 }
 
 
-def _graph_text(fn, arrays, capture):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        t = torch.jit.script(fn) if capture == "script" else \
-            torch.jit.trace(fn, tuple(torch.from_numpy(a) for a in arrays))
-    return str(t.graph)
-
-
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("capture", ["script", "trace"])
 @pytest.mark.parametrize("name", list(FUNCTIONS))
@@ -256,7 +243,7 @@ def test_op_gradients_match_torch(name, capture, dtype):
     fn, shapes = FUNCTIONS[name]
     rng = np.random.default_rng(len(name))
     arrays = [rng.uniform(-1, 1, s).astype(dtype) for s in shapes]
-    text = _graph_text(fn, arrays, capture)
+    text = torch_graph_text(fn, arrays, capture)
     assert f"aten::{name[:8] if name.startswith('rnn') else name.split('_')[0]}(" in text
     check_against_torch(ScriptFunction(ir.parse_graph(text)), fn, arrays, **TOL[dtype])
 
@@ -273,7 +260,7 @@ def test_gradients_of_some_inputs(wrt):
     rng = np.random.default_rng(5)
     shapes = [(STEPS, BATCH, IN), (1, BATCH, HID), (1, BATCH, HID)] + _weights(4, 1, 1, True)
     arrays = [rng.uniform(-1, 1, s) for s in shapes]
-    fn = ScriptFunction(ir.parse_graph(_graph_text(lstm_out_c, arrays, "script")))
+    fn = ScriptFunction(ir.parse_graph(torch_graph_text(lstm_out_c, arrays, "script")))
     outs, pullback = run_vjp(compile_vjp(fn, *arrays, wrt=list(wrt)), arrays)
     cots = [rng.standard_normal(o.shape) for o in outs]
     grads = pullback(tuple(cots))
@@ -302,7 +289,7 @@ def gru_dropout_training(x, h, w0, w1, w2, w3):
 
 
 def _refused(fn, arrays, match):
-    g = ir.parse_graph(_graph_text(fn, arrays, "script"))
+    g = ir.parse_graph(torch_graph_text(fn, arrays, "script"))
     with pytest.raises(UnsupportedOpError, match=match):
         jit.vjp(ScriptFunction(g), *arrays)
 
@@ -347,7 +334,7 @@ def test_backward_graph_grows_linearly_with_steps():
         rng = np.random.default_rng(0)
         arrays = [rng.uniform(-1, 1, (BATCH, steps, IN))] + \
             [rng.uniform(-1, 1, s) for s in shapes[1:]]
-        g = ir.parse_graph(_graph_text(fn, arrays, "script"))
+        g = ir.parse_graph(torch_graph_text(fn, arrays, "script"))
         _, bwd = jit.vjp_graphs(ScriptFunction(g), *arrays)
         kinds = [n.kind for n in bwd.nodes]
         inputs_3d = [n for n in bwd.nodes if n.kind == "aten::linear"

@@ -8,11 +8,9 @@ import numpy as np
 import pytest
 
 import torchlike as tl
-from tests.autodiff_check import U, _rng, check_against_torch
-from tests.autodiff_check import make as _make
+from tests.autodiff_check import U, _rng, check_against_torch, check_case, make, needs_torch
 from torchlike import jit
 from torchlike.errors import UnsupportedOpError
-from torchlike.fuser import config
 
 try:
     import torch
@@ -20,14 +18,7 @@ try:
 except ImportError:
     torch = F = None
 
-needs_torch = pytest.mark.skipif(torch is None, reason="needs torch (the oracle)")
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _no_fusion():
-    config.set_fusion_enabled(False)  # the rules are tested here, not the fusion of backwards
-    yield
-    config.set_fusion_enabled(True)
+pytestmark = pytest.mark.usefixtures("unfused")  # the rules are tested here, not fusion
 
 
 def I(m, a):  # noqa: E743 -- an int64 index tensor of the library ``m``
@@ -36,13 +27,6 @@ def I(m, a):  # noqa: E743 -- an int64 index tensor of the library ``m``
 
 def B(m, a):  # a bool mask
     return torch.tensor(a) if m is torch else np.array(a, dtype=bool)
-
-
-def make(spec, dtype, rng):
-    """A uniform spec, or a fixed array (floats cast to ``dtype``, integers kept)."""
-    if isinstance(spec, np.ndarray):
-        return spec.astype(dtype) if spec.dtype.kind == "f" else spec.copy()
-    return _make(spec, dtype, rng)
 
 
 def _broadcast(m, x, y):
@@ -338,27 +322,18 @@ INTEGER_INPUTS = [
 CASES = VIEWS + DIAGONALS_AND_PADS + SCANS + INDEXING + PICKS + OTHERS + INTEGER_INPUTS
 
 
-def _torch_of(case):
-    name, fn, tfn, specs = case
-    return tfn if tfn is not None else (lambda *a: fn(torch, *a))
-
-
 @needs_torch
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
 def test_matches_torch_float64(case):
-    name, fn, tfn, specs = case
     rng = _rng(7)
-    arrays = [make(s, np.float64, rng) for s in specs]
-    check_against_torch(lambda *a: fn(tl, *a), _torch_of(case), arrays)
+    check_case(case, [make(s, np.float64, rng) for s in case[3]], "float64")
 
 
 @needs_torch
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
 def test_matches_torch_float32(case):
-    name, fn, tfn, specs = case
     rng = _rng(11)
-    arrays = [make(s, np.float32, rng) for s in specs]
-    check_against_torch(lambda *a: fn(tl, *a), _torch_of(case), arrays, rtol=2e-4, atol=2e-5)
+    check_case(case, [make(s, np.float32, rng) for s in case[3]], "float32")
 
 
 # -- scripted programs: lists indexed with __getitem__, lists built in the graph ----------------

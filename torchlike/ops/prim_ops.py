@@ -60,15 +60,16 @@ def _infer_list_construct(node, types):
     return [declared]
 
 
-_PIECES = ("aten::chunk", "aten::split", "aten::split_with_sizes", "aten::unsafe_chunk",
-           "aten::unsafe_split", "aten::unsafe_split_with_sizes")
+# the ops whose Tensor[] result is pieces of their input, along one dim, that do not overlap
+PIECES = frozenset(("aten::chunk", "aten::split", "aten::split_with_sizes", "aten::unsafe_chunk",
+                    "aten::unsafe_split", "aten::unsafe_split_with_sizes"))
 
 
 def _piece_types(node, elem):
     """The pieces' own shapes when the list is a ``chunk``/``split`` of a tensor of known shape
     with constant arguments (a list type has one element type, without them)."""
     src = node.inputs[0].node
-    x = src.inputs[0].type if src is not None and src.kind in _PIECES and src.inputs else None
+    x = src.inputs[0].type if src is not None and src.kind in PIECES and src.inputs else None
     shape = x.shape if isinstance(x, TensorType) else None
     if shape is None or None in shape or not shape:
         return None

@@ -32,6 +32,7 @@ from ..ir.graph import Block, Graph, Node, Value
 from ..ir.types import TensorType
 from ..ops import registry
 from ..ops.inplace import functional_of
+from ..ops.prim_ops import PIECES
 from .shape_inference import infer_node
 
 __all__ = ["remove_mutation"]
@@ -96,11 +97,6 @@ def _block(graph: Graph, block: Block) -> int:
     return count
 
 
-_PIECES = frozenset(f"aten::{k}" for k in (
-    "chunk", "split", "split_with_sizes", "unsafe_chunk", "unsafe_split",
-    "unsafe_split_with_sizes"))
-
-
 def _private_piece(x: Value) -> bool:
     """True if ``x`` is a piece of a chunk or split of a fresh tensor that nothing else reads
     (a traced LSTM cell's ``gates.chunk(4, 1)`` then ``sigmoid_`` on each piece): the pieces
@@ -110,7 +106,7 @@ def _private_piece(x: Value) -> bool:
         return False
     pieces = unpack.inputs[0]
     src = pieces.node
-    if src is None or src.kind not in _PIECES or pieces.uses != [unpack] or not src.inputs:
+    if src is None or src.kind not in PIECES or pieces.uses != [unpack] or not src.inputs:
         return False
     base = src.inputs[0]
     blk = src.owning_block
