@@ -258,7 +258,10 @@ def test_to_overloads_and_dropout():
   return (%w)""")
     fused = jit.fuse(graph)
     assert [n.kind for n in fused.nodes if n.kind != "prim::Constant"] == ["prim::FusionGroup"]
+    jit.reset_stats()
     assert np.array_equal(jit.run(fused, x), np.maximum(x, 0))
+    stats = jit.stats()
+    assert stats["fallbacks"] == {} and stats["cache_hits"] + stats["cache_misses"] == 1, stats
 
 
 def test_clamp_none_and_nan_bounds(torch):

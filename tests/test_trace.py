@@ -548,8 +548,13 @@ def test_var_std_unbiased_overload_traced_and_fused():
     ``dim=False``: traced, run fused, and called eagerly."""
     from torchlike import jit
     x = RNG.standard_normal((3, 4))
-    for fn, want in ((lambda x: tl.var(x, False), x.var()),
-                     (lambda x: tl.std(x, True) * x, x.std(ddof=1) * x),
-                     (lambda x: tl.var_mean(x, True)[0], x.var(ddof=1))):
+    for fn, want, kernels in ((lambda x: tl.var(x, False), x.var(), 1),
+                              (lambda x: tl.std(x, True) * x, x.std(ddof=1) * x, 1),
+                              (lambda x: tl.var_mean(x, True)[0], x.var(ddof=1), 0)):
         np.testing.assert_allclose(fn(x), want, rtol=1e-12)
-        np.testing.assert_allclose(jit.trace(fn, [x])(x), want, rtol=1e-12)
+        traced = jit.trace(fn, [x])
+        jit.reset_stats()
+        np.testing.assert_allclose(traced(x), want, rtol=1e-12)
+        stats = jit.stats()   # var/std as a row reduction kernel; var_mean is interpreted
+        assert stats["fallbacks"] == {}
+        assert stats["cache_hits"] + stats["cache_misses"] == kernels, stats
