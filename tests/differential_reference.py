@@ -17,7 +17,7 @@ import itertools
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
-from differential import DTYPES, OpCase, compare, special_values, value_grid
+from differential import DTYPES, OpCase, compare, special_values, term_atol, value_grid
 
 from torchlike.errors import TorchlikeError
 from torchlike.ops.elementwise_base import kept_operands
@@ -73,7 +73,8 @@ def check_reference(op: OpDef, args: List[Any], reference: Reference,
         if ties.any():
             theirs = theirs.copy()
             theirs[ties] = mine[ties]
-    return compare(mine, theirs)
+    return compare(mine, theirs, extra_atol=term_atol(
+        op.name, [a for p, a in zip(op.params, args) if p.is_operand]))
 
 
 def build_args(op: OpDef, operands: Sequence[Any], attrs: Dict[str, Any]) -> List[Any]:

@@ -71,6 +71,11 @@ def torch_calls(torch):
         "aten::full_like": lambda x, v, dtype, *rest: torch.full_like(x, v, dtype=tdt(dtype)),
         "aten::type_as": lambda x, o: x.type_as(o),
         "aten::where": lambda c, a, b: torch.where(c, a, b),
+        # PyTorch's oneDNN path (float32 self) refuses a grad of another dtype with an internal
+        # error ("itensor_view_from_dense"); its other kernels promote, as ours
+        "aten::gelu_backward": lambda g, x, approximate: A.gelu_backward(
+            *[t.to(torch.result_type(g, x)) if isinstance(t, torch.Tensor) else t
+              for t in (g, x)], approximate=approximate),
         # the lowering's helpers (passes/decompose_norms.py), in PyTorch's terms
         "torchlike::add_dtype_eps": lambda x: x + torch.finfo(
             torch.float64 if x.dtype == torch.float64 else torch.float32).eps,
@@ -109,7 +114,7 @@ def reference(torch):
 
 
 # Where PyTorch's vectorized float kernels disagree with its own scalar path and with math, we
-# do not copy them: gelu(+inf) is nan, fmod/remainder overflow a/b to nan, and float16
+# do not copy them: gelu(+inf) is nan, gelu_backward's tail is 0, fmod/remainder overflow a/b to nan, and float16
 # add/sub with alpha != 1 multiply in float16 (overflowing) instead of computing in float32.
 def _f64(v):
     return np.asarray(v, dtype=np.float64)
@@ -130,6 +135,9 @@ QUIRKS = {
     "aten::logaddexp2": lambda args: (args[0].dtype == np.float16) & (args[0] == args[1]),
     "aten::special_i0e": _half_below(8.0),
     "aten::gelu": lambda args: np.isposinf(_f64(args[0])),
+    # float32 gelu_backward below -5.5: PyTorch's vectorized kernel flushes gelu' to 0 (it is
+    # -7 phi(7) + Phi(-7) = -6.3e-11 at -7), so inf * gelu' is NaN there and zeros change sign
+    "aten::gelu_backward": lambda args: _f64(args[1]) < -5.5,
     "aten::fmod": lambda args: np.abs(_f64(args[0]) / _f64(args[1])) > 3e38,
     "aten::remainder": lambda args: np.abs(_f64(args[0]) / _f64(args[1])) > 3e38,
     "aten::add": _alpha_overflow(1), "aten::sub": _alpha_overflow(1),

@@ -34,7 +34,7 @@ erfc (0.84 ulp; 1.2 ns (1.9)): erfc(a) = exp(-a^2) R(a), R = erfcx, for a in [0.
 erfc is 1 - erf(x) for |x| < 0.47 (erf < 0.5 rounded once, P of degree 4), the tail above and
 2 - tail below -0.47.
 
-gelu(x) = x Phi(x) (4 ulp; 0.94 ns (1.56)): one formula over the whole range, Y = y Phi(-y) =
+gelu(x) = x Phi(x) (4 ulp; 0.74 ns (0.94)): one formula over the whole range, Y = y Phi(-y) =
 y R(y) exp(-y^2 / 2) with y = |x| and R(y) = erfcx(y / sqrt 2) / 2, -Y for x < 0, x - Y for
 x > 0 (Y <= x/2: no cancellation anywhere; 0.5 x (1 + erf) loses the negative tail: PyTorch's
 float32 gelu(-6) is -0.0, not -5.9e-9).  R = t G(t), t = 1/(y + 3), G of degree 10 in
@@ -268,9 +268,8 @@ def tl_erfc_f32(x):
     return x if x != x else res
 
 
-_GELU_ZERO = F(-14.36)  # x Phi(x) rounds to -0.0 below -14.356
-_GELU_ONE = F(5.5)  # Phi(x) rounds to 1 above 5.42: gelu(x) = x
-# Phi(-y) = exp(-y^2 / 2) R(y), R(y) = erfcx(y / sqrt 2) / 2 = t G(t) for y in [0, 14.4], t =
+_GELU_YMAX = F(14.5)  # y clamped: x Phi(x) rounds to -0.0 below -14.356, and x - Y to x above 5.42
+# Phi(-y) = exp(-y^2 / 2) R(y), R(y) = erfcx(y / sqrt 2) / 2 = t G(t) for y in [0, 14.5], t =
 # 1/(y + 3), G = (y + 3) R(y) a polynomial of degree 10 in v = t - _GV (|v| <= 0.14: Horner's
 # rounding errors shrink; 0.26 ulp with these float32 coefficients)
 _GK, _GV = F(3.0), F(0.1954023)
@@ -278,44 +277,66 @@ _GG = (F(0.8239691257476807), F(3.5557148456573486), F(9.081263542175293),
        F(8.231772422790527), F(-20.53606414794922), F(-41.58130645751953),
        F(94.28258514404297), F(164.5897979736328), F(-630.802734375), F(-376.5111083984375),
        F(3292.00634765625))
-_GELU_TINY = F(2.0 ** -100)
+_NINF = F(-np.inf)
+_GELU_DMAX = F(15.0)  # gelu' = Phi(x) + x phi(x) rounds to 0 below -14.3 (1 above 5.6)
+
+
+@_njit
+def _gelu_r(y):
+    """(t, R(y) at the y_eff = 1/t - 3 that the rounded t = 1/(y + 3) stands for, and
+    y - y_eff = ds - s (1 - t s) to first order (s = y + 3 + ds exactly))."""
+    s = y + _GK
+    ds = y - (s - _GK)
+    t = _ONE / s
+    v = t - _GV
+    g0, g1, g2, g3, g4, g5, g6, g7, g8, g9, g10 = _GG
+    g = _fma(_fma(_fma(_fma(_fma(g10, v, g9), v, g8), v, g7), v, g6), v, g5)
+    g = _fma(_fma(_fma(_fma(_fma(g, v, g4), v, g3), v, g2), v, g1), v, g0)
+    return t * g, _fma(-s, _fma(-t, s, _ONE), ds)
+
+
+@_njit
+def _gelu_exp(y):
+    """(tt, r): exp(-y^2 / 2) = 2**n exp(r), tt = n + _MAGIC, with y^2 = 2 (h + l) exactly
+    (rounding y^2 would cost up to 100 ulp at y = 14)."""
+    hh = y * y
+    tt, r = _exp_reduce(hh * -_HALF)
+    return tt, _fma(_fma(y, y, -hh), -_HALF, r)
 
 
 @_njit
 def tl_gelu_f32(x):
     # One formula for every lane (a second, polynomial one near 0 would be computed by every
-    # lane too): y = |x|, Y = y Phi(-y) = y R(y) exp(-y^2 / 2); gelu = -Y (x < 0), x - Y (x > 0,
-    # Y <= x/2: no cancellation).  R at the y_eff = 1/t - 3 that the rounded t stands for,
-    # moved to y by R' = y R - 1/sqrt(2 pi) times y - y_eff = ds - s (1 - t s) (s = y + 3 + ds).
-    xc = _pick((x > _GELU_ZERO) & (x < _GELU_ONE), x, _ZERO)
-    y = abs(xc)
-    s = y + _GK
-    ds = y - (s - _GK)
-    t = _ONE / s
-    da = _fma(-s, _fma(-t, s, _ONE), ds)
-    v = t - _GV
-    g0, g1, g2, g3, g4, g5, g6, g7, g8, g9, g10 = _GG
-    g = _fma(_fma(_fma(_fma(_fma(g10, v, g9), v, g8), v, g7), v, g6), v, g5)
-    g = _fma(_fma(_fma(_fma(_fma(g, v, g4), v, g3), v, g2), v, g1), v, g0)
-    rr = t * g
+    # lane too): y = |x| (clamped), Y = y Phi(-y) = y R(y) exp(-y^2 / 2); gelu = -Y (x < 0),
+    # x - Y (x >= 0, Y <= x/2: no cancellation; above 5.42 Y is below half an ulp of x, so a
+    # large or infinite x comes back unchanged, and -Y is -0.0 for x <= -14.36).  R moved from
+    # y_eff to y by R' = y R - 1/sqrt(2 pi).  w exp(r) = w + w (exp(r) - 1) rounded once;
+    # 2**n from two normal factors, so only a subnormal result rounds a second time.
+    ax = abs(x)
+    y = _pick(ax < _GELU_YMAX, ax, _GELU_YMAX)  # NaN: any finite y (NaN is picked below)
+    rr, da = _gelu_r(y)
     w = y * _fma(_fma(y, rr, _MINV_SQRT2PI), da, rr)
-    # exp(-h - l), y^2 = 2 (h + l) exactly (rounding y^2 would cost up to 100 ulp at y = 14):
-    # 2**n exp(r), and w exp(r) = w + w (exp(r) - 1) rounded once; 2**n from two normal factors,
-    # so only a subnormal result rounds a second time
-    hh = y * y
-    tt, r = _exp_reduce(hh * -_HALF)
-    r = _fma(_fma(y, y, -hh), -_HALF, r)
+    tt, r = _gelu_exp(y)
     ea, eb = _split_scale(_fma(w, _fma(_exp_poly(r), r * r, r), w), tt)
     yn = ea * eb
-    res = _pick(xc < _ZERO, -yn, xc - yn)
-    # |x| < 2**-100: x Phi(x) = x/2 + (a positive below 2**-200), x/2 rounded but its ties
-    # upwards: x/2 = m + d/2, d = x - 2 m in {0, +-2**-149} exactly
-    m = x * _HALF
-    d = _fma(m, -_TWO, x)
-    res = _pick(abs(x) < _GELU_TINY, _pick(d > _ZERO, m + d, m), res)
-    res = _pick(x <= _GELU_ZERO, x * _ZERO, res)  # -0.0 (NaN at -inf, as x * Phi(x))
-    res = _pick(x >= _GELU_ONE, x, res)
-    return x if x != x else res
+    res = _pick(x < _ZERO, -yn, x - yn)
+    return _pick(x > _NINF, res, _NAN)  # -inf (x Phi(x) = -inf * 0) and NaN: NaN
+
+
+@_njit
+def tl_gelu_backward_f32(g, x):
+    """g gelu'(x), gelu'(x) = Phi(x) + x phi(x) (PyTorch's ``gelu_backward``, erf form) with one
+    exp: for y = |x|, D = Phi(-y) - y phi(y) = exp(-y^2 / 2) (R(y) - y / sqrt(2 pi)); gelu' = D
+    for x < 0, 1 - D for x >= 0.  NaN at +-inf, as PyTorch's cdf + x pdf (x * 0)."""
+    ax = abs(x)
+    y = _pick(ax < _GELU_DMAX, ax, _GELU_DMAX)
+    rr, da = _gelu_r(y)
+    w = _fma(y, _MINV_SQRT2PI, _fma(_fma(y, rr, _MINV_SQRT2PI), da, rr))
+    tt, r = _gelu_exp(y)
+    ea, eb = _split_scale(_fma(_exp_poly(r), r * r, r) + _ONE, tt)
+    d = (w * ea) * eb  # w ea is normal (or 0): only a subnormal D rounds twice
+    d = _pick(x < _ZERO, d + _ZERO, _ONE - d)  # an underflowed D: +0.0, as cdf + x pdf
+    return g * _pick(ax < _INF, d, _NAN)
 
 
 # erfinv(x) / x = p(w), w = -log(1 - x^2) (Giles), as c0 + c0_lo + v S(v), v = w - c, on

@@ -589,7 +589,7 @@ from .math_trig_f32 import (  # noqa: E402, F401, I001
     tl_trig_huge_f32,
 )
 from .math_erf_f32 import (  # noqa: E402, F401, I001 (re-exported for the kernels)
-    tl_erf_f32, tl_erfc_f32, tl_erfinv, tl_erfinv_f32, tl_gelu_f32,
+    tl_erf_f32, tl_erfc_f32, tl_erfinv, tl_erfinv_f32, tl_gelu_backward_f32, tl_gelu_f32,
 )
 from .math_inverse_f32 import (  # noqa: E402, F401, I001 (re-exported for the kernels)
     tl_acos_f32, tl_acosh_f32, tl_asin_f32, tl_asinh_f32, tl_atan2_f32, tl_atan_f32,

@@ -12,7 +12,7 @@ import math
 import numba
 import numpy as np
 
-from .math_f32 import tl_exp_f32, tl_log1p_f32
+from .math_f32 import tl_exp_f32, tl_log1p_f32, tl_tanh_f32
 
 
 def _njit(fn):
@@ -56,6 +56,36 @@ _ZERO = np.float32(0.0)
 def tl_log_sigmoid_f32(x):
     m = x if x < _ZERO else _ZERO
     return x if x != x else m - tl_log1p_f32(tl_exp_f32(-abs(x)))
+
+
+
+
+# ----- gelu_backward: PyTorch's formulas, in float64 (the float32 erf form is
+# math_erf_f32.tl_gelu_backward_f32) -----
+
+@_njit
+def tl_gelu_backward(g, x):
+    cdf = 0.5 * math.erfc(x * -0.7071067811865476)
+    pdf = math.exp(-0.5 * x * x) * 0.3989422804014327
+    return g * (cdf + x * pdf)
+
+
+@_njit
+def tl_gelu_tanh_backward(g, x):
+    beta, kappa = 0.7978845608028654, 0.044715
+    t = math.tanh(beta * (x + kappa * x * x * x))
+    return g * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * (beta * (1.0 + 3.0 * kappa * x * x)))
+
+
+@_njit
+def tl_gelu_tanh_backward_f32(g, x):
+    """float32: the vectorizable tanh, the rest in float32 (``t`` carries the rounding)."""
+    x_sq = x * x
+    t = tl_tanh_f32(np.float32(0.7978845608028654) * (x + np.float32(0.044715) * x_sq * x))
+    h = np.float32(0.5)
+    return g * (h * (np.float32(1.0) + t) + h * x * (np.float32(1.0) - t * t)
+                * (np.float32(0.7978845608028654) * (np.float32(1.0)
+                                                     + np.float32(3.0 * 0.044715) * x_sq)))
 
 
 __all__ = [name for name in dir() if name.startswith("tl_")]

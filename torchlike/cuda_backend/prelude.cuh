@@ -223,6 +223,18 @@ template <typename T> TL_DEV T tl_gelu_tanh(T x) {
   T inner = T(0.7978845608028654) * (x + T(0.044715) * x * x * x);
   return T(0.5) * x * (T(1) + tl_tanh(inner));
 }
+// gelu_backward: PyTorch's formulas (ATen GeluKernel), Phi(x) as erfc(-x / sqrt 2) / 2
+template <typename T> TL_DEV T tl_gelu_backward(T g, T x) {
+  T cdf = T(0.5) * tl_erfc(x * T(-0.7071067811865476));
+  T pdf = tl_exp(T(-0.5) * x * x) * T(0.3989422804014327);
+  return g * (cdf + x * pdf);
+}
+template <typename T> TL_DEV T tl_gelu_tanh_backward(T g, T x) {
+  const T beta = T(0.7978845608028654), kappa = T(0.044715);
+  T x_sq = x * x;
+  T t = tl_tanh(beta * (x + kappa * x_sq * x));
+  return g * (T(0.5) * (T(1) + t) + T(0.5) * x * (T(1) - t * t) * (beta * (T(1) + T(3) * kappa * x_sq)));
+}
 template <typename T> TL_DEV T tl_softplus(T x, T beta, T threshold) {
   T xb = x * beta;
   return xb > threshold ? x : tl_log1p(tl_exp(xb)) / beta;

@@ -62,19 +62,31 @@ def _where0(b, mask, g):
 
 
 def _gelu(ctx, grads):
-    b, g, x = _Ops(ctx), grads[0], ctx.input(0)
-    if ctx.static(1) == "tanh":
+    # aten::gelu_backward, PyTorch's own formula: its float32 CPU kernel computes the erf form's
+    # Phi(x) + x phi(x) with one exp (an expansion spends an erf and an exp)
+    return [_Ops(ctx).gelu_backward(grads[0], ctx.input(0), ctx.static(1)), None]
+
+
+def _gelu_backward(ctx, grads):
+    """gelu_backward(g, x)'s rule: gelu'(x) gg for g, g gelu''(x) gg for x; erf form gelu'' =
+    phi(x) (2 - x^2); tanh form (1 - t^2)(u' - x t u'^2 + 3 beta kappa x^2), t = tanh(u),
+    u = beta (x + kappa x^3)."""
+    b, gg, g, x, approximate = _Ops(ctx), grads[0], ctx.input(0), ctx.input(1), ctx.static(2)
+    d_g = b.gelu_backward(gg, x, approximate) if ctx.needs_grad(0) else None
+    if not ctx.needs_grad(1):
+        return [d_g, None, None]
+    x_sq = b.mul(x, x)
+    if approximate == "tanh":
         beta, kappa = math.sqrt(2.0 / math.pi), 0.044715
-        x_sq = b.mul(x, x)
-        inner = b.mul(b.add(x, b.mul(b.mul(x_sq, x), kappa)), beta)
-        t = b.tanh(inner)
-        left = b.mul(b.add(t, 1.0), 0.5)
-        right = b.mul(b.mul(b.mul(x, 0.5), b.rsub(b.mul(t, t), 1.0)),
-                      b.mul(b.add(b.mul(x_sq, 3.0 * kappa), 1.0), beta))
-        return [b.mul(g, b.add(left, right)), None]
-    cdf = b.mul(b.add(b.erf(b.mul(x, _SQRT1_2)), 1.0), 0.5)
-    pdf = b.mul(b.exp(b.mul(b.mul(x, x), -0.5)), _INV_SQRT_2PI)
-    return [b.mul(g, b.add(cdf, b.mul(x, pdf))), None]
+        t = b.tanh(b.mul(b.add(x, b.mul(b.mul(x_sq, x), kappa)), beta))
+        du = b.mul(b.add(b.mul(x_sq, 3.0 * kappa), 1.0), beta)
+        inner = b.add(b.sub(du, b.mul(b.mul(x, t), b.mul(du, du))),
+                      b.mul(x_sq, 3.0 * beta * kappa))
+        second = b.mul(b.rsub(b.mul(t, t), 1.0), inner)
+    else:
+        pdf = b.mul(b.exp(b.mul(x_sq, -0.5)), _INV_SQRT_2PI)
+        second = b.mul(pdf, b.rsub(x_sq, 2.0))
+    return [d_g, b.mul(b.mul(gg, g), second), None]
 
 
 def _silu(b, g, x, y):
@@ -358,6 +370,7 @@ RULES = {
         b.logical_and(b.gt(x, -3.0), b.lt(x, 3.0)), b.mul(g, _ONE_SIXTH), 0.0)),
     "aten::hardswish": _unary(_hardswish),
     "aten::gelu": _gelu,
+    "aten::gelu_backward": _gelu_backward,
     "aten::silu": _unary(_silu),
     "aten::mish": _unary(_mish),
     "aten::softplus": _softplus,
