@@ -186,6 +186,11 @@ def test_fused_graph_exports_the_ops_inside_its_groups():
     fused = cell.graph_for(gates, bias, c)
     assert "prim::BroadcastingChunk" in str(fused)
     round_trip(jit.ScriptFunction(fused), (gates, bias, c))
+    cat = jit.trace(lambda a, b: tl.cat([tl.sin(a) * b, tl.exp(a)], 1), (x, x))
+    fused = cat.graph_for(x, x)
+    assert "prim::FusedConcat" in str(fused)  # a group's cat output: aten::cat -> Concat
+    model = round_trip(jit.ScriptFunction(fused), (x, x))
+    assert "Concat" in {n.op_type for n in model.graph.node}
     with pytest.raises(ValueError, match="opset 13"):
         tlonnx.to_model(f, (x, x), opset=13)
 

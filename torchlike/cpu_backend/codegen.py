@@ -59,7 +59,7 @@ from ..fuser.backend import (
     ValueInfo,
     ValueKind,
 )
-from ..fuser.kernel_spec import kernel_outputs
+from ..fuser.kernel_spec import kernel_outputs, piece_starts
 from ..fuser.output_layout import array_layout, dense_strides, loop_order, output_orders
 from ..fuser.render import Renderer, uses_err
 from ..ir.graph import Value
@@ -159,11 +159,14 @@ def size_class(spec: GroupSpec) -> str:
 
 def output_layouts(spec: GroupSpec) -> Tuple[str, ...]:
     """Numba's layout (``C``/``F``/``A``) of each kernel output as the launcher allocates it
-    (``output_layout.output_orders``); all ``C`` for a reduction group."""
+    (``output_layout.output_orders``; a ``prim::FusedConcat`` piece: the whole concatenation,
+    written at the piece's offset, ``_Renderer.write_at``); all ``C`` for a reduction group."""
     outs = kernel_outputs(spec)
     if spec.reductions:
         return ("C",) * len(outs)
-    return tuple(array_layout(spec.values[v].shape, dense_strides(spec.values[v].shape, order))
+    pieces = {p for c in spec.concats.values() for p in c.pieces}
+    return tuple("C" if v in pieces else  # the C-ordered concatenation, written at an offset
+                 array_layout(spec.values[v].shape, dense_strides(spec.values[v].shape, order))
                  for v, order in zip(outs, output_orders(spec), strict=True))
 
 
@@ -189,7 +192,7 @@ def layout_key(spec: GroupSpec) -> Tuple:
 def flat_layout(spec: GroupSpec) -> Optional[str]:
     """``C`` when every array read and written has the iteration shape and is C-contiguous,
     ``F`` when every one is F-contiguous instead (rank >= 2: a 1-D array is C), else None."""
-    if not spec.used_arrays or spec.reductions:
+    if not spec.used_arrays or spec.reductions or spec.concats:
         return None
     layouts = set(output_layouts(spec))
     for v in spec.used_arrays:
@@ -264,6 +267,10 @@ class _Renderer(Renderer):
         self.tile = tile_dim(spec, self.order) if self.parallel and not self.flat else None
         self.uses_f16 = bool(self.half_dtypes())
         self.consts: Dict[str, str] = {}  # hoisted typed literal -> its name
+        # a prim::FusedConcat piece's output array is the concatenation: (dim, its start)
+        self.at: Dict[Value, Tuple[int, str]] = {
+            p: (d, f"{full} * n{self.rank - len(spec.values[p].shape) + d} + {ones}")
+            for p, (d, full, ones) in piece_starts(spec).items() if full or ones}
 
     def hoist(self, expr: str) -> str:
         """A typed literal (``np.float32(2.0)``) is computed once, before the loops (this keeps
@@ -321,9 +328,11 @@ class _Renderer(Renderer):
         return expr if self.simple(o, expr) else super().result(o, expr)
 
     # -- the kernel's loops ---------------------------------------------------------------------
-    def index(self, info: ValueInfo, read: bool = True) -> str:
+    def index(self, info: ValueInfo, read: bool = True,
+              offset: Optional[Tuple[int, str]] = None) -> str:
         """``[i0, 0, i2]``: the broadcast multi-index of a value; a chunk read adds its offset
-        along the chunk dim (``read=False``: the value's own output array, no offset)."""
+        along the chunk dim (``read=False``: the value's own output array, no offset; a write
+        into a concatenation, ``offset``: (dim, the piece's start), adds that)."""
         if self.flat:
             return "[i]"
         r = len(info.shape)
@@ -337,6 +346,8 @@ class _Renderer(Renderer):
             if read and info.chunk is not None and info.chunk[2] == j and info.chunk[0]:
                 # (the sum's sign is unknown to LLVM: see ``_NONNEG``)
                 idx = f"({idx} + {info.chunk[0]} * c{info.input}) & {_NONNEG}"
+            if offset is not None and offset[0] == j:
+                idx = f"({idx} + {offset[1]}) & {_NONNEG}"
             parts.append(idx)
         return "[" + ", ".join(parts) + "]"
 
@@ -345,7 +356,9 @@ class _Renderer(Renderer):
         return f"{'f' if self.flat else 'in'}{info.input}{self.index(info)}"
 
     def write_at(self, j: int, v: Value) -> str:
-        return f"o{j}[i]" if self.flat else f"out{j}{self.index(self.spec.values[v], read=False)}"
+        if self.flat:
+            return f"o{j}[i]"
+        return f"out{j}{self.index(self.spec.values[v], read=False, offset=self.at.get(v))}"
 
     def loops(self, body: List[str], fast: Optional[List[str]] = None) -> List[str]:
         """The loop nest around ``body``.  With ``fast`` (``fast_paths.fast_body``), the

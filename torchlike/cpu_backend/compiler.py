@@ -13,13 +13,19 @@ import glob
 import os
 import sys
 import types
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence, Tuple
 
 import numpy as np
 
 from ..fuser.backend import ArraySpec, GroupSpec, KernelSource, Unsupported
 from ..fuser.cache import ensure_source, kernel_dir
-from ..fuser.kernel_spec import kernel_outputs, output_assembler, output_plan
+from ..fuser.kernel_spec import (
+    OutputKind,
+    OutputSource,
+    kernel_outputs,
+    output_assembler,
+    output_plan,
+)
 from ..fuser.output_layout import allocation, output_orders
 from ..fuser.stats import bump
 from .codegen import NumbaArg, NumbaKernelInfo, ScalarArg
@@ -88,6 +94,10 @@ class CpuKernel:
                   if isinstance(s, ArraySpec) and s.dtype == "float16"]
         f16_out = {j for j, (_, dt, _) in enumerate(alloc) if dt == np.float16}
         uses_err = self.source.info.uses_err
+        if spec.concats:
+            allocate, assemble = _concat_outputs(spec, outs, alloc)
+            return self._launcher(allocate, assemble, f16_in, f16_out, uses_err, on_error,
+                                  len(outs))
         if any(axes is not None for _, _, axes in alloc):
             # some output is not C-ordered: allocated in memory order and viewed (transpose)
             # in its logical shape
@@ -114,10 +124,12 @@ class CpuKernel:
         return self._launcher(lambda: [_empty(s, d) for s, d in alloc], assemble, f16_in,
                               f16_out, uses_err, on_error)
 
-    def _launcher(self, allocate, assemble, f16_in, f16_out, uses_err, on_error):
+    def _launcher(self, allocate, assemble, f16_in, f16_out, uses_err, on_error,
+                  n_out: Optional[int] = None):
         """The general launcher: float16 arrays as uint16 bits, the division-by-zero flag,
         outputs assembled from kernel outputs (``output_assembler``); ``allocate()`` makes the
-        fresh outputs."""
+        fresh outputs: the kernel's, then (``n_out`` of them first) other arrays
+        ``assemble`` may return."""
         fn = self.dispatcher
 
         def launch(args):
@@ -125,7 +137,7 @@ class CpuKernel:
             kargs = list(args)
             for i in f16_in:
                 kargs[i] = kargs[i].view(_uint16)
-            kouts = [r.view(_uint16) if j in f16_out else r for j, r in enumerate(res)]
+            kouts = [r.view(_uint16) if j in f16_out else r for j, r in enumerate(res[:n_out])]
             if uses_err:
                 err = np.zeros(1, np.int32)
                 fn(*kargs, *kouts, err)
@@ -135,6 +147,36 @@ class CpuKernel:
                 fn(*kargs, *kouts)
             return res if assemble is None else assemble(res, args)
         return launch
+
+
+def _concat_outputs(spec: GroupSpec, outs: Sequence[Any], alloc: Sequence[Tuple]):
+    """(allocate, assemble) for a group with ``prim::FusedConcat`` outputs: each concatenation
+    allocated C-ordered and passed as each of its pieces' kernel outputs (the kernel writes a
+    piece at its offset: ``codegen._Renderer.write_at``), the concatenation returned; other
+    outputs as ``bind`` allocates them."""
+    slot = {v: j for j, v in enumerate(outs)}
+    cats = []  # (shape, dtype, the kernel output slots of its pieces)
+    plan = output_plan(spec, outs)
+    for k, src in enumerate(plan):
+        if src.kind is OutputKind.CONCAT:
+            v = spec.outputs[k]
+            c, shape = spec.concats[v], spec.values[v].shape
+            plan[k] = OutputSource(OutputKind.KERNEL_OUTPUT, len(outs) + len(cats))
+            cats.append((shape, np.dtype(spec.values[v].dtype), [slot[p] for p in c.pieces]))
+    in_cat = {j for _, _, js in cats for j in js}
+    own = [(j, s, d, axes) for j, (s, d, axes) in enumerate(alloc) if j not in in_cat]
+
+    def allocate():
+        res = [None] * len(outs)
+        for j, s, d, axes in own:
+            res[j] = _empty(s, d) if axes is None else _empty(s, d).transpose(axes)
+        for shape, dtype, js in cats:
+            whole = _empty(shape, dtype)
+            for j in js:
+                res[j] = whole
+            res.append(whole)
+        return res
+    return allocate, output_assembler(plan)
 
 
 def compile_kernel(source: KernelSource) -> CpuKernel:

@@ -39,6 +39,7 @@ from ..ops import elementwise_base as ew
 from ..ops import registry
 from ..ops.dtypes import ALL_DTYPES, Priority
 from ..ops.elementwise_base import signature_dtypes
+from .group_nodes import FUSED_CONCAT
 from .row_reduce import FLOAT_DTYPES, ROW_REDUCTIONS, RedInfo, parse_reduction
 
 CONSTANT_CHUNK = "prim::ConstantChunk"
@@ -110,6 +111,7 @@ class ValueKind(str, enum.Enum):
     CONST = "const"          # a constant, value in ``const``
     OP = "op"                # an op's array result
     SCALAR_OP = "scalar_op"  # TorchScript scalar arithmetic: no array operand, a Python scalar
+    CONCAT = "concat"        # prim::FusedConcat of op results: ``GroupSpec.concats``
 
     __hash__ = str.__hash__  # equal to its string, so hashed like it too
 
@@ -176,6 +178,14 @@ class OpInfo:
         return text
 
 
+@dataclass(frozen=True)
+class ConcatInfo:
+    """A ``prim::FusedConcat`` output: its pieces (op results, one dtype) along ``dim``."""
+
+    dim: int
+    pieces: Tuple[Value, ...]
+
+
 @dataclass
 class GroupSpec:
     subgraph: Graph
@@ -187,6 +197,7 @@ class GroupSpec:
     structure: str = ""
     reductions: List[Any] = field(default_factory=list)  # row_reduce.RedInfo, in node order
     rows: Any = None                      # row_reduce.RowPlan: set by a backend's check
+    concats: Dict[Value, ConcatInfo] = field(default_factory=dict)  # by the CONCAT output
 
     @property
     def outputs(self) -> List[Value]:
@@ -242,6 +253,7 @@ def analyze(sub: Graph, signature: Tuple, structure: Optional[str] = None) -> Gr
             raise Unsupported(f"unsupported input type {s.__name__}")
     ops: List[OpInfo] = []
     reductions = []
+    concats: Dict[Value, ConcatInfo] = {}
     used: Dict[Value, None] = {}
     for node in sub.nodes:
         if node.kind == "prim::Constant":
@@ -250,6 +262,8 @@ def analyze(sub: Graph, signature: Tuple, structure: Optional[str] = None) -> Gr
             _chunk(node, values)
         elif node.kind == BROADCASTING_CHUNK:
             _broadcasting_chunk(node, values)
+        elif node.kind == FUSED_CONCAT:
+            concats[node.output()] = _concat(node, values)
         elif node.kind in ROW_REDUCTIONS:
             reductions.append(_reduction(node, values))
             if values[node.inputs[0]].kind == ValueKind.ARRAY:
@@ -268,6 +282,8 @@ def analyze(sub: Graph, signature: Tuple, structure: Optional[str] = None) -> Gr
         if c is not None and cuts.setdefault(values[v].input, c[1:]) != c[1:]:
             raise Unsupported("unsupported chunks of one input along two dims or counts")
     if reductions:
+        if concats:
+            raise Unsupported("unsupported prim::FusedConcat in a group with a reduction")
         # the backend decides whether it has a kernel (the CPU one: ``row_plan.plan_rows``)
         return GroupSpec(sub, tuple(signature), values, ops, list(used), reductions[0].in_shape,
                          structure or structure_key(sub), reductions)
@@ -277,7 +293,27 @@ def analyze(sub: Graph, signature: Tuple, structure: Optional[str] = None) -> Gr
     except ValueError:
         raise Unsupported("group values of shapes that do not broadcast together") from None
     return GroupSpec(sub, tuple(signature), values, ops, list(used), iter_shape,
-                     structure or structure_key(sub))
+                     structure or structure_key(sub), concats=concats)
+
+
+def _concat(node: Node, values: Dict[Value, ValueInfo]) -> ConcatInfo:
+    """``prim::FusedConcat``'s ``ConcatInfo``; its output's ``ValueInfo`` goes into ``values``.
+    Pieces the kernel does not compute, or of several dtypes (cat promotes), are not handled;
+    shapes that do not concatenate get the interpreter's (aten::cat's) error."""
+    pieces = [values[v] for v in node.inputs]
+    if any(p.kind != ValueKind.OP for p in pieces) or len({p.dtype for p in pieces}) != 1:
+        raise Unsupported("unsupported prim::FusedConcat of inputs, constants or mixed dtypes")
+    shapes = [p.shape for p in pieces]
+    rank, dim = len(shapes[0]), node.attrs.get("dim", 0)
+    if rank == 0 or any(len(s) != rank for s in shapes) or not -rank <= dim < rank:
+        raise InterpretInstead()
+    d = dim % rank
+    if any(s[:d] + s[d + 1:] != shapes[0][:d] + shapes[0][d + 1:] for s in shapes):
+        raise InterpretInstead()
+    p = pieces[0]
+    shape = shapes[0][:d] + (sum(s[d] for s in shapes),) + shapes[0][d + 1:]
+    values[node.output()] = ValueInfo(ValueKind.CONCAT, p.dtype, p.priority, p.carrier, shape)
+    return ConcatInfo(d, tuple(node.inputs))
 
 
 def _reduction(node: Node, values: Dict[Value, Any]) -> RedInfo:

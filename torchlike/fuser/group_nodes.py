@@ -20,6 +20,7 @@ from ..ir.graph import Graph, Node, Value
 
 FUSION_GROUP = "prim::FusionGroup"
 CONSTANT_CHUNK = "prim::ConstantChunk"
+FUSED_CONCAT = "prim::FusedConcat"  # concat_outputs.py
 
 
 def _foldable_constant(value: Value) -> bool:

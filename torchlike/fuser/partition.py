@@ -58,6 +58,10 @@ a group as one kernel, one parallel pass per row.  Where a group is cut, and why
   again with ``reductions=False`` (the reductions interpreted, the elementwise parts compiled as
   before), counted in ``stats()["groups_split"]``.  The answer is the interpreter's either way.
 
+Concatenation (``concat_outputs.py``): once the groups are built, an ``aten::cat`` of one
+group's results (an LSTM cell backward's four gate gradients) becomes the group's
+``prim::FusedConcat`` output, which the CPU kernel writes in place, piece by piece.
+
 With ``TORCHLIKE_DEBUG=1`` (``jit.set_debug(1)``) every decision is one line on the
 ``torchlike`` logger: each op refused and why, each group formed (its ops), each fusible region
 left unfused because it is smaller than ``min_group_size``; ``decisions.recording()`` collects
@@ -84,6 +88,7 @@ from ..passes.remove_mutation import remove_mutation
 from ..passes.unroll_loops import unroll_loops
 from . import decisions
 from .chunk_motion import BROADCASTING_CHUNK, move_chunks
+from .concat_outputs import fuse_concat_outputs
 from .group_nodes import (
     FUSION_GROUP,
     build_group,
@@ -531,6 +536,8 @@ def fuse(graph: Graph, dont_fuse: Iterable[str] = frozenset(), min_group_size: i
     touched: Set[Value] = set()
     _fuse_block(result.block, frozenset(dont_fuse), min_group_size, loop_min_group_size, False,
                 touched, reductions)
+    if "aten::cat" not in dont_fuse:
+        fuse_concat_outputs(result, touched)  # a cat of one group's results: written in place
     remove_dead_constants(result, touched)
     return result
 

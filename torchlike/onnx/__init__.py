@@ -52,7 +52,7 @@ from ..passes import (
     simplify_tuples,
 )
 from ..passes.inline_functions import inline_call
-from ..passes.inline_groups import inline_groups
+from ..passes.inline_groups import fused_concat_as_cat, inline_groups
 from ..passes.remove_mutation import remove_mutation
 from ..passes.utils import replace_all_uses
 from .emitter import ExportError
@@ -148,6 +148,8 @@ def _inline_fusion_groups(g: Graph) -> None:
     for node in list(g.all_nodes()):
         if node.kind in ("prim::ConstantChunk", "prim::BroadcastingChunk"):
             _as_aten_chunks(g, node)
+        elif node.kind == "prim::FusedConcat":
+            fused_concat_as_cat(g, node)
 
 
 def _as_aten_chunks(g: Graph, node) -> None:

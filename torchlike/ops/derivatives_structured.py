@@ -401,8 +401,16 @@ def _list_items(ctx):
 
 
 def _cat(ctx, grads):
-    items = _list_items(ctx)
-    dim = ctx.static(1)
+    return [_cat_slices(ctx, _list_items(ctx), ctx.static(1), grads[0]), None]
+
+
+def _fused_concat(ctx, grads):
+    """``prim::FusedConcat[dim=d](%a, %b, ...)``: a fusion group's cat output, cat's rule."""
+    return _cat_slices(ctx, ctx.node.inputs, ctx.node.attrs.get("dim", 0), grads[0])
+
+
+def _cat_slices(ctx, items, dim, g):
+    """Each of ``items``' slice of the cotangent ``g`` of their cat along ``dim``."""
     out, start = [], 0
     for v in items:
         s = _shape(v)
@@ -410,9 +418,9 @@ def _cat(ctx, grads):
             raise UnsupportedOpError(f"no derivative for {ctx.node.describe()}: an input's "
                                      f"shape is unknown")
         d = dim % len(s)
-        out.append(ctx.emit("aten::slice", grads[0], d, start, start + s[d], 1))
+        out.append(ctx.emit("aten::slice", g, d, start, start + s[d], 1))
         start += s[d]
-    return [out, None]
+    return out
 
 
 def _stack(ctx, grads):
@@ -486,6 +494,7 @@ RULES = {
     "aten::gather": _gather,
     "aten::slice": _slice,
     "aten::cat": _cat,
+    "prim::FusedConcat": _fused_concat,
     "aten::stack": _stack,
     "prim::ListConstruct": _construct,
     "prim::TupleConstruct": _construct,

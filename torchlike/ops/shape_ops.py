@@ -484,6 +484,10 @@ defop("aten::cat", "Tensor[] tensors, int dim=0", _cat, category="shape", infer=
       aliases=("concat", "concatenate"))
 defop("aten::stack", "Tensor[] tensors, int dim=0", _stack, category="shape",
       infer=_infer_stack)
+# prim::FusedConcat[dim=1](%a, %b, ...): aten::cat of a fusion group's results, as the group's
+# output (fuser/concat_outputs.py; PyTorch's legacy fuser had the same node)
+register(OpDef("prim::FusedConcat", (), lambda xp, *xs, dim=0: _cat(xp, list(xs), dim),
+               category="shape"))
 
 
 def _triangle(keep):

@@ -8,13 +8,18 @@ the node's inputs; the group's outputs become the copies' outputs::
 
     %s : Float(5, 7) = prim::TensorExprGroup_0(%41)      # with ... = graph(%x): aten::sigmoid
 ->  %s.1 : Float(5, 7) = aten::sigmoid(%41)
+
+A ``prim::FusedConcat[dim=d](%a, %b)`` in such a subgraph (PyTorch's legacy fuser's, or
+torchlike's own: ``fuser/concat_outputs.py``) becomes ``aten::cat([%a, %b], d)`` again, which
+the partitioner absorbs into a group anew.
 """
 from __future__ import annotations
 
 from typing import Dict
 
 from ..ir.attributes import SUBGRAPH_ATTR
-from ..ir.graph import Block, Graph, Value
+from ..ir.graph import Block, Graph, Node, Value
+from ..ir.types import TENSOR, ListType
 from ..ops.executor_prims import SUBGRAPH_NODES
 from .utils import clone_node
 
@@ -38,5 +43,24 @@ def _inline_block(graph: Graph, block: Block) -> int:
         block.remove(node)
         for i, copy in enumerate(copies):
             block.insert(index + i, copy)
+        for copy in copies:
+            if copy.kind == "prim::FusedConcat":
+                fused_concat_as_cat(graph, copy)
         count += 1
     return count
+
+
+def fused_concat_as_cat(graph: Graph, node: Node) -> None:
+    """``prim::FusedConcat[dim=d](%a, %b)`` -> ``aten::cat(prim::ListConstruct(%a, %b), d)``,
+    the same output value, in place (``node``'s block of ``graph``)."""
+    block = node.owning_block
+    pos = block.nodes.index(node)
+    items = graph.create("prim::ListConstruct", node.inputs, [ListType(TENSOR)], block=block,
+                         index=pos).output()
+    dim = graph.insert_constant(int(node.attrs.get("dim", 0)), block=block, index=pos)
+    cat = Node("aten::cat", [items, dim], {}, node.source)
+    cat.outputs = node.outputs
+    for out in cat.outputs:
+        out.node = cat
+    block.insert(block.nodes.index(node), cat)
+    block.remove(node)
