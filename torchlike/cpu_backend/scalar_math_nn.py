@@ -58,8 +58,6 @@ def tl_log_sigmoid_f32(x):
     return x if x != x else m - tl_log1p_f32(tl_exp_f32(-abs(x)))
 
 
-
-
 # ----- gelu_backward: PyTorch's formulas, in float64 (the float32 erf form is
 # math_erf_f32.tl_gelu_backward_f32) -----
 
