@@ -17,7 +17,6 @@ import numpy as np
 from ..errors import UnsupportedOpError
 from .derivatives import attach
 
-_SQRT1_2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _ONE_SIXTH = float(np.float32(1.0 / 6.0))  # PyTorch's hardsigmoid_backward: 1.0f / 6.0f
@@ -62,8 +61,8 @@ def _where0(b, mask, g):
 
 
 def _gelu(ctx, grads):
-    # aten::gelu_backward, PyTorch's own formula: its float32 CPU kernel computes the erf form's
-    # Phi(x) + x phi(x) with one exp (an expansion spends an erf and an exp)
+    # aten::gelu_backward, PyTorch's own op: torchlike's float32 kernel for it computes the erf
+    # form's Phi(x) + x phi(x) with one exp (an expansion spends an erf and an exp)
     return [_Ops(ctx).gelu_backward(grads[0], ctx.input(0), ctx.static(1)), None]
 
 
