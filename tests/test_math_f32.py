@@ -150,8 +150,8 @@ def test_subnormal_results_are_rounded_once():
 def test_gelu_backward_f32_accuracy():
     """gelu'(x) = Phi(x) + x phi(x) with one exp (``tl_gelu_backward_f32``) against float64, on a
     dense grid over [-15, 6] and every float near gelu's minimum (where the sum cancels): within
-    1.5e-7 absolutely (1.2e-7 measured; PyTorch's own float32 kernel: 2.4e-7) and 4 ulp where |gelu'| >= 1/4;
-    NaN at +-inf and NaN, +0.0 where it underflows."""
+    1.5e-7 absolutely (1.2e-7 measured; PyTorch's own float32 kernel: 2.4e-7) and 4 ulp where
+    |gelu'| >= 1/4; NaN at +-inf and NaN, +0.0 where it underflows."""
     import math
 
     import numba

@@ -114,8 +114,9 @@ def reference(torch):
 
 
 # Where PyTorch's vectorized float kernels disagree with its own scalar path and with math, we
-# do not copy them: gelu(+inf) is nan, gelu_backward's tail is 0, fmod/remainder overflow a/b to nan, and float16
-# add/sub with alpha != 1 multiply in float16 (overflowing) instead of computing in float32.
+# do not copy them: gelu(+inf) is nan, gelu_backward's tail is 0, fmod/remainder overflow a/b
+# to nan, and float16 add/sub with alpha != 1 multiply in float16 (overflowing) instead of
+# computing in float32.
 def _f64(v):
     return np.asarray(v, dtype=np.float64)
 
