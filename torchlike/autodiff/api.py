@@ -152,8 +152,8 @@ def prepare(fn: Any, primals: Sequence[Any]) -> Tuple[Graph, List[str], List[Any
     # give ops like aten::lstm their output shapes, which the rules after them need
     infer_types(g, [type_of_python_value(a) for a in args])
     leaves: List[Value] = []
-    spec = _flatten(g.outputs[0] if len(g.outputs) == 1 else None, leaves) \
-        if len(g.outputs) == 1 else [_flatten(v, leaves) for v in g.outputs]
+    spec = _flatten(g.outputs[0], leaves) if len(g.outputs) == 1 else \
+        [_flatten(v, leaves) for v in g.outputs]
     if leaves != list(g.outputs):
         g.set_outputs(leaves)
         eliminate_dead_code(g)

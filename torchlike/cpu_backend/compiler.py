@@ -89,13 +89,14 @@ class CpuKernel:
         for v, order in zip(outs, orders, strict=True):
             mem_shape, axes = allocation(spec.values[v].shape, order)
             alloc.append((mem_shape, np.dtype(spec.values[v].dtype), axes))
-        assemble = output_assembler(output_plan(spec, outs))
+        plan = output_plan(spec, outs)
+        assemble = output_assembler(plan)
         f16_in = [i for i, s in enumerate(spec.signature)
                   if isinstance(s, ArraySpec) and s.dtype == "float16"]
         f16_out = {j for j, (_, dt, _) in enumerate(alloc) if dt == np.float16}
         uses_err = self.source.info.uses_err
         if spec.concats:
-            allocate, assemble = _concat_outputs(spec, outs, alloc)
+            allocate, assemble = _concat_outputs(spec, outs, alloc, plan)
             return self._launcher(allocate, assemble, f16_in, f16_out, uses_err, on_error,
                                   len(outs))
         if any(axes is not None for _, _, axes in alloc):
@@ -149,14 +150,15 @@ class CpuKernel:
         return launch
 
 
-def _concat_outputs(spec: GroupSpec, outs: Sequence[Any], alloc: Sequence[Tuple]):
+def _concat_outputs(spec: GroupSpec, outs: Sequence[Any], alloc: Sequence[Tuple],
+                    plan: Sequence[OutputSource]):
     """(allocate, assemble) for a group with ``prim::FusedConcat`` outputs: each concatenation
     allocated C-ordered and passed as each of its pieces' kernel outputs (the kernel writes a
     piece at its offset: ``codegen._Renderer.write_at``), the concatenation returned; other
     outputs as ``bind`` allocates them."""
     slot = {v: j for j, v in enumerate(outs)}
     cats = []  # (shape, dtype, the kernel output slots of its pieces)
-    plan = output_plan(spec, outs)
+    plan = list(plan)  # each CONCAT becomes the whole array allocate() appends
     for k, src in enumerate(plan):
         if src.kind is OutputKind.CONCAT:
             v = spec.outputs[k]

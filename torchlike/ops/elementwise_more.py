@@ -176,15 +176,13 @@ def _gelu_backward(xp, g, x, approximate="none"):
     return g * (cdf + x * pdf)
 
 
-def _t_gelu_backward(dt, attrs):  # the same text in Numba and CUDA C
+def _t_gelu_backward(dt, attrs, suffix=""):  # the same text in Numba and CUDA C
     tanh = "_tanh" if attrs.get("approximate") == "tanh" else ""
-    return f"tl_gelu{tanh}_backward({{grad_output}}, {{self}})"
+    return f"tl_gelu{tanh}_backward{suffix}({{grad_output}}, {{self}})"
 
 
 def _t_gelu_backward_numba(dt, attrs):  # float32: the vectorizable helpers
-    if dt == "float32":
-        return _t_gelu_backward(dt, attrs).replace("_backward(", "_backward_f32(")
-    return _t_gelu_backward(dt, attrs)
+    return _t_gelu_backward(dt, attrs, "_f32" if dt == "float32" else "")
 
 
 elementwise("aten::gelu_backward", 'Tensor grad_output, Tensor self, str approximate="none"',
