@@ -85,6 +85,11 @@ ATTRS: Dict[str, List[Dict[str, Any]]] = {
     "aten::feature_dropout": [{"p": 0.5, "train": False}],
     "aten::feature_alpha_dropout": [{"p": 0.5, "train": False}],
     "aten::logit": [{}, {"eps": 1e-6}],
+    "aten::logit_backward": [{}, {"eps": 1e-6}],
+    # -0.5 truncates to 0 for integers (and refuses uint8, as ATen's Scalar::to<uint8_t>)
+    "aten::threshold_backward": [{"threshold": 0.5}, {"threshold": -0.5}],
+    # 0.5: a float16 g * m above 65504 is inf before the scaling, as in PyTorch's two ops
+    "aten::native_dropout_backward": [{"scale": 2.0}, {"scale": 0.5}],
     "aten::nan_to_num": [{}, {"nan": 1.5, "posinf": 100.0, "neginf": -1e30}],
 }
 

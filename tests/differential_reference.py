@@ -24,8 +24,17 @@ from torchlike.ops.elementwise_base import kept_operands
 from torchlike.ops.registry import OpDef
 
 Reference = Callable[[OpDef, List[Any]], Any]
-# quirk(args) -> bool mask of elements where the reference is known to be wrong (float32/16 only)
+# quirk(args) -> bool mask of elements where the reference is known to be wrong (float32/16
+# results only, unless marked ``every_float``)
 Quirk = Callable[[List[Any]], Any]
+_QUIRK_DTYPES = (np.float32, np.float16)
+
+
+def every_float(quirk: Quirk) -> Quirk:
+    """Mark ``quirk`` as applying to float64 results too: a PyTorch quirk of a code path (its
+    vectorized loop against its scalar one), not of float32 or float16 rounding."""
+    quirk.every_float = True
+    return quirk
 
 
 class NoReference(Exception):
@@ -41,7 +50,8 @@ def ours(op: OpDef, args: Sequence[Any]) -> Any:
 def check_reference(op: OpDef, args: List[Any], reference: Reference,
                     quirk: Optional[Quirk] = None, zero_sign: bool = True) -> Optional[str]:
     """None if ours and the reference agree on ``args`` (both refusing counts), else a message.
-    ``quirk``: elements of float32/float16 results where the reference is known to be wrong;
+    ``quirk``: elements of float32/float16 results (every float result: ``every_float``)
+    where the reference is known to be wrong;
     ``zero_sign=False``: a zero's sign is not compared (ops whose choice between two tied
     zeros is the implementation's: max(-0.0, 0.0))."""
     try:
@@ -62,8 +72,9 @@ def check_reference(op: OpDef, args: List[Any], reference: Reference,
         return None if mine == theirs else f"scalar {mine!r} vs {theirs!r}"
     if not isinstance(mine, np.ndarray):
         return f"not an ndarray: {type(mine).__name__}"
-    if quirk is not None and theirs.dtype in (np.float32, np.float16) and mine.shape == \
-            theirs.shape:
+    widths = (np.float64,) + _QUIRK_DTYPES if getattr(quirk, "every_float", False) else \
+        _QUIRK_DTYPES
+    if quirk is not None and theirs.dtype in widths and mine.shape == theirs.shape:
         skip = np.broadcast_to(quirk(args), mine.shape)
         if skip.any():
             theirs = theirs.copy()

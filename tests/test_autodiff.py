@@ -8,7 +8,15 @@ import numpy as np
 import pytest
 
 import torchlike as tl
-from tests.autodiff_check import U, _rng, _torch_vjp, check_against_torch, check_case, needs_torch
+from tests.autodiff_check import (
+    Fixed,
+    U,
+    _rng,
+    _torch_vjp,
+    check_against_torch,
+    check_case,
+    needs_torch,
+)
 from tests.autodiff_check import make as _make
 from tests.corpus_utils import graph_text, input_sets
 from torchlike import jit
@@ -20,6 +28,11 @@ try:
 except ImportError:  # the finite-difference tests still run
     torch = F = None
 
+
+
+def _backward_of(f):
+    """PyTorch's backward of ``f`` as a function of (g, x) that autograd differentiates again."""
+    return lambda g, x: torch.autograd.grad(f(x), x, g, create_graph=True)[0]
 
 
 # (id, torchlike fn, torch fn (None: the same code on torch), inputs)
@@ -55,6 +68,24 @@ CASES += [
      lambda g, x: torch.ops.aten.gelu_backward(g, x), [A, U(-4, 4, *S)]),
     ("gelu_backward_tanh", lambda m, g, x: m.gelu_backward(g, x, approximate="tanh"),
      lambda g, x: torch.ops.aten.gelu_backward(g, x, approximate="tanh"), [A, U(-4, 4, *S)]),
+    # PyTorch's other backward kernels (ops/elementwise_backward.py): their double backward
+    ("sigmoid_backward", lambda m, g, y: m.sigmoid_backward(g, y),
+     lambda g, y: torch.ops.aten.sigmoid_backward(g, y), [A, U(0.05, 0.95, *S)]),
+    ("tanh_backward", lambda m, g, y: m.tanh_backward(g, y),
+     lambda g, y: torch.ops.aten.tanh_backward(g, y), [A, U(-0.95, 0.95, *S)]),
+    # (aten::silu_backward and aten::logit_backward called directly have no derivative in
+    # PyTorch: its silu and logit backward nodes differentiate the formula instead)
+    ("silu_backward", lambda m, g, x: m.silu_backward(g, x), _backward_of(lambda x: F.silu(x)),
+     [A, U(-4, 4, *S)]),
+    ("threshold_backward", lambda m, g, x: m.threshold_backward(g, x, 0.3),
+     lambda g, x: torch.ops.aten.threshold_backward(g, x, 0.3), [A, A]),
+    ("logit_backward", lambda m, g, x: m.logit_backward(g, x),
+     _backward_of(lambda x: torch.logit(x)), [A, U(0.1, 0.9, *S)]),
+    ("logit_backward_eps", lambda m, g, x: m.logit_backward(g, x, 0.2),
+     _backward_of(lambda x: torch.logit(x, 0.2)), [A, U(0.05, 0.95, *S)]),
+    ("native_dropout_backward", lambda m, g, mask: m.native_dropout_backward(g, mask, 2.0),
+     lambda g, mask: torch.ops.aten.native_dropout_backward(g, mask, 2.0),
+     [A, Fixed(np.arange(15).reshape(S) % 3 != 1)]),
     ("silu", lambda m, x: m.silu(x), lambda x: F.silu(x), [A]),
     ("mish", lambda m, x: m.mish(x), lambda x: F.mish(x), [A]),
     ("softplus_threshold", lambda m, x: m.softplus(x, 2.0, 1.0),

@@ -32,7 +32,7 @@ from differential import (
     require,
     run,
 )
-from differential_reference import NoReference, reference_failures
+from differential_reference import NoReference, every_float, reference_failures
 
 import torchlike  # noqa: F401  (registers the ops)
 from torchlike import jit
@@ -129,6 +129,17 @@ def _half_below(limit):
     return lambda args: (args[0].dtype == np.float16) & (np.abs(_f64(args[0])) <= limit)
 
 
+def _logit_backward_loops(args):
+    """Where PyTorch's two CPU loops for logit_backward disagree, at every float width: at
+    x = -0.0 its scalar loop (tails, small or strided tensors) gives g * inf, its vectorized
+    loop (and its CUDA kernel) g / (x (1 - x)) = g / -0.0, the opposite infinity; with eps, a
+    NaN x gives NaN in the scalar loop, 0 in the vectorized one (its in-range mask is False for
+    NaN).  Ours is the scalar loop's: logit'(0) = +inf from the domain's side, NaN propagates."""
+    x = _f64(args[1])
+    eps = args[2] if len(args) > 2 else None
+    return ((x == 0) & np.signbit(x)) | (np.isnan(x) & (eps is not None and eps >= 0))
+
+
 # Also: logaddexp2(x, x) is x + 1 exactly here, PyTorch's FMA form a tiny bit below (-0.0 once
 # rounded to float16); float16 i0e evaluates its Chebyshev series in float16 arithmetic in
 # PyTorch (calc_i0e<Half>: 0.99756 for i0e(0.001), 0.99902 in float64 rounded to float16).
@@ -141,6 +152,7 @@ QUIRKS = {
     "aten::gelu_backward": lambda args: _f64(args[1]) < -5.5,
     "aten::fmod": lambda args: np.abs(_f64(args[0]) / _f64(args[1])) > 3e38,
     "aten::remainder": lambda args: np.abs(_f64(args[0]) / _f64(args[1])) > 3e38,
+    "aten::logit_backward": every_float(_logit_backward_loops),
     "aten::add": _alpha_overflow(1), "aten::sub": _alpha_overflow(1),
     "aten::rsub": _alpha_overflow(0),
 }

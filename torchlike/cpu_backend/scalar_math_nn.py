@@ -1,4 +1,5 @@
-"""Numba helpers for the ops of ``ops/activations.py`` and ``ops/elementwise_more.py``
+"""Numba helpers for the ops of ``ops/activations.py``, ``ops/elementwise_more.py`` and
+``ops/elementwise_backward.py``
 (``scalar_math.py`` re-exports them: generated kernels see every ``tl_*`` name there).
 
 The contract is ``scalar_math``'s: operands hold the op's compute dtype, a helper may return a
@@ -12,7 +13,8 @@ import math
 import numba
 import numpy as np
 
-from .math_f32 import tl_exp_f32, tl_log1p_f32, tl_tanh_f32
+from .math_f32 import _fma, tl_exp_f32, tl_log1p_f32, tl_tanh_f32
+from .scalar_math_pointwise import _like
 
 
 def _njit(fn):
@@ -84,6 +86,41 @@ def tl_gelu_tanh_backward_f32(g, x):
     return g * (h * (np.float32(1.0) + t) + h * x * (np.float32(1.0) - t * t)
                 * (np.float32(0.7978845608028654) * (np.float32(1.0)
                                                      + np.float32(3.0 * 0.044715) * x_sq)))
+
+
+# ----- tanh_backward, silu_backward, logit_backward: ATen's formulas (ops/elementwise_backward.py);
+# 1 - y y and 1 + x (1 - s) are one fma each, as the compilers of PyTorch's kernels contract them
+# (GCC's default -ffp-contract=fast in its AVX2 build, nvcc's --fmad): bit for bit PyTorch's
+
+@_njit
+def tl_tanh_backward(g, y):
+    return g * _fma(-y, y, _like(y, 1.0))
+
+
+@_njit
+def tl_silu_backward(g, x):
+    s = 1.0 / (1.0 + math.exp(-x))
+    return g * s * _fma(x, 1.0 - s, 1.0)
+
+
+_ONE = np.float32(1.0)
+
+
+@_njit
+def tl_silu_backward_f32(g, x):
+    """float32: the vectorizable exp; exp(-x) overflows to inf below -88.7 (s = 0), as ATen's."""
+    s = _ONE / (_ONE + tl_exp_f32(-x))
+    return g * s * _fma(x, _ONE - s, _ONE)
+
+
+@_njit
+def tl_logit_backward(g, x, lo, hi, nan_outside):
+    """g / (x (1 - x)) on [lo, hi], g * inf at x = 0 (also -0.0) or 1, NaN or 0 outside."""
+    if x < lo or x > hi:
+        return _like(x, np.nan) if nan_outside else _like(x, 0.0)
+    if x == _like(x, 0.0) or x == _like(x, 1.0):
+        return g * _like(x, np.inf)
+    return g / (x * (_like(x, 1.0) - x))
 
 
 __all__ = [name for name in dir() if name.startswith("tl_")]

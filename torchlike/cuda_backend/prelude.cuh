@@ -235,6 +235,11 @@ template <typename T> TL_DEV T tl_gelu_tanh_backward(T g, T x) {
   T t = tl_tanh(beta * (x + kappa * x_sq * x));
   return g * (T(0.5) * (T(1) + t) + T(0.5) * x * (T(1) - t * t) * (beta * (T(1) + T(3) * kappa * x_sq)));
 }
+// silu_backward: ATen's formula, sigmoid as 1 / (1 + exp(-x)) (NaN at +-inf, as ATen's)
+template <typename T> TL_DEV T tl_silu_backward(T g, T x) {
+  const T s = T(1) / (T(1) + tl_exp(-x));
+  return g * s * (T(1) + x * (T(1) - s));
+}
 template <typename T> TL_DEV T tl_softplus(T x, T beta, T threshold) {
   T xb = x * beta;
   return xb > threshold ? x : tl_log1p(tl_exp(xb)) / beta;

@@ -100,6 +100,11 @@ template <typename T> TL_DEV T tl_logit_clamped(T x, T lo, T hi) {
   const T c = x < lo ? lo : (x > hi ? hi : x);
   return tl_log(c / (T(1) - c));
 }
+// logit_backward (ops/elementwise_backward.py): ATen's scalar loop, g * inf at x = 0 (-0.0 too)
+template <typename T> TL_DEV T tl_logit_backward(T g, T x, T lo, T hi, bool nan_outside) {
+  if (x < lo || x > hi) return nan_outside ? tl_nan(x) : T(0);
+  return (x == T(0) || x == T(1)) ? g * tl_inf(x) : g / (x * (T(1) - x));
+}
 template <typename T> TL_DEV T tl_sinc(T x) {
   if (x == T(0)) return T(1);
   const T p = x * T(3.141592653589793);  // rounded in T, as ATen's product

@@ -4,6 +4,7 @@ from . import (  # noqa: F401  (registration side effects)
     attention,
     conv_pool,
     elementwise,
+    elementwise_backward,
     elementwise_math,
     elementwise_more,
     elementwise_pointwise,

@@ -88,6 +88,62 @@ def _gelu_backward(ctx, grads):
     return [d_g, b.mul(b.mul(gg, g), second), None]
 
 
+def _sigmoid_backward(ctx, grads):
+    """sigmoid_backward(g, y) = g (1 - y) y: sigmoid_backward(gg, y) for g, gg g (1 - 2y) for y
+    (PyTorch's formulas)."""
+    b, gg, g, y = _Ops(ctx), grads[0], ctx.input(0), ctx.input(1)
+    d_g = b.sigmoid_backward(gg, y) if ctx.needs_grad(0) else None
+    d_y = b.mul(b.mul(gg, g), b.rsub(b.mul(y, 2.0), 1.0)) if ctx.needs_grad(1) else None
+    return [d_g, d_y]
+
+
+def _tanh_backward(ctx, grads):
+    """tanh_backward(g, y) = g (1 - y^2): tanh_backward(gg, y) for g, -2 y g gg for y."""
+    b, gg, g, y = _Ops(ctx), grads[0], ctx.input(0), ctx.input(1)
+    d_g = b.tanh_backward(gg, y) if ctx.needs_grad(0) else None
+    d_y = b.mul(b.mul(gg, g), b.mul(y, -2.0)) if ctx.needs_grad(1) else None
+    return [d_g, d_y]
+
+
+def _silu_backward(ctx, grads):
+    """silu_backward(g, x) = g silu'(x): silu_backward(gg, x) for g, gg g silu''(x) for x, with
+    silu'' = s (1 - s) (2 + x (1 - 2s)) (PyTorch's silu_double_backward)."""
+    b, gg, g, x = _Ops(ctx), grads[0], ctx.input(0), ctx.input(1)
+    d_g = b.silu_backward(gg, x) if ctx.needs_grad(0) else None
+    if not ctx.needs_grad(1):
+        return [d_g, None]
+    s = b.sigmoid(x)
+    inner = b.add(b.mul(x, b.rsub(b.mul(s, 2.0), 1.0)), 2.0)
+    second = b.mul(b.mul(s, b.rsub(s, 1.0)), inner)
+    return [d_g, b.mul(b.mul(gg, g), second)]
+
+
+def _threshold_backward(ctx, grads):
+    """threshold_backward(g, x, t): the same mask for g's cotangent, none for x (piecewise
+    constant in x: PyTorch's zeros)."""
+    return [_Ops(ctx).threshold_backward(grads[0], ctx.input(1), ctx.static(2)), None, None]
+
+
+def _logit_backward(ctx, grads):
+    """logit_backward(g, x, eps) = g / (x (1 - x)): logit_backward(gg, x, eps) for g,
+    gg g (2x - 1) / (x (1 - x))^2 for x (0 outside [eps, 1 - eps] with eps)."""
+    b, gg, g, x, eps = _Ops(ctx), grads[0], ctx.input(0), ctx.input(1), ctx.static(2)
+    d_g = b.logit_backward(gg, x, eps) if ctx.needs_grad(0) else None
+    if not ctx.needs_grad(1):
+        return [d_g, None, None]
+    d = b.mul(x, b.rsub(x, 1.0))
+    d_x = b.div(b.mul(b.mul(gg, g), b.sub(b.mul(x, 2.0), 1.0)), b.mul(d, d))
+    if eps is not None and eps >= 0:
+        d_x = b.where(b.logical_or(b.lt(x, eps), b.gt(x, 1.0 - eps)), 0.0, d_x)
+    return [d_g, d_x, None]
+
+
+def _native_dropout_backward(ctx, grads):
+    """native_dropout_backward(g, mask, scale) = g mask scale: linear in g; none for the mask."""
+    b = _Ops(ctx)
+    return [b.native_dropout_backward(grads[0], ctx.input(1), ctx.static(2)), None, None]
+
+
 def _silu(b, g, x, y):
     s = b.sigmoid(x)
     return b.mul(g, b.mul(s, b.add(b.mul(x, b.rsub(s, 1.0)), 1.0)))
@@ -370,6 +426,13 @@ RULES = {
     "aten::hardswish": _unary(_hardswish),
     "aten::gelu": _gelu,
     "aten::gelu_backward": _gelu_backward,
+    # PyTorch's backward kernels (ops/elementwise_backward.py): their double backward
+    "aten::sigmoid_backward": _sigmoid_backward,
+    "aten::tanh_backward": _tanh_backward,
+    "aten::silu_backward": _silu_backward,
+    "aten::threshold_backward": _threshold_backward,
+    "aten::logit_backward": _logit_backward,
+    "aten::native_dropout_backward": _native_dropout_backward,
     "aten::silu": _unary(_silu),
     "aten::mish": _unary(_mish),
     "aten::softplus": _softplus,

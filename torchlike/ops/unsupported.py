@@ -12,17 +12,14 @@ from __future__ import annotations
 
 from typing import Dict
 
-_BACKWARD = ("ATen's backward kernel: forward graphs never hold it, and torchlike's derivative "
-             "rules emit its formula (aten::gelu_backward is registered: one exp in float32)")
 _BESSEL = ("Bessel/Airy function: a Cephes-style rational approximation per function, not "
            "implemented yet")
 _POLYNOMIAL = ("orthogonal polynomial of a per-element integer degree n: a recurrence whose trip "
                "count is data (n up to 2**63), not implemented yet")
 
 UNSUPPORTED_POINTWISE: Dict[str, str] = {
-    # autodiff kernels
-    **{f"aten::{name}_backward": _BACKWARD for name in (
-        "logit", "sigmoid", "silu", "tanh", "threshold", "native_dropout")},
+    # autodiff kernels: none left out -- every pointwise ATen backward op is registered
+    # (ops/elementwise_backward.py; gelu_backward in ops/elementwise_more.py)
     # not elementwise in torchlike's sense, or not registered yet
     "aten::equal": ("one Python bool for whole tensors (shapes and values equal): a reduction, "
                     "not an elementwise op; not registered yet"),
