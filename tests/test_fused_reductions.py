@@ -5,12 +5,15 @@ runs it through the executor in strict mode with backend ``cpu`` (a fallback wou
 checks the counters: every group that ran was a compiled kernel, none was split.  Answers are
 compared with the interpreter (always) and with PyTorch where it is installed.
 """
+import glob
+import os
+
 import numpy as np
 import pytest
 from corpus_utils import assert_matches, graph_text, input_sets
 
 from torchlike import jit
-from torchlike.fuser import executor
+from torchlike.fuser import config, executor
 from torchlike.fuser.partition import fuse
 from torchlike.fuser.row_reduce import ROW_REDUCTIONS
 from torchlike.interpreter import Interpreter
@@ -283,6 +286,45 @@ def test_row_sums_in_the_filling_loop_and_blocked(strict_cpu, row):
             rng.standard_normal(row).astype(np.float32) for _ in range(n_in - 1)]
         for g, w in zip(run_compiled(fused, *args), interpreted(graph, *args), strict=True):
             close(g, w, "float32", f"{text.splitlines()[-1]} rows of {row}")
+
+
+ROW_STATS = """graph(%x : Tensor):
+  %none : NoneType = prim::Constant()
+  %keep : bool = prim::Constant[value=0]()
+  %one : int = prim::Constant[value=1]()
+  %m1 : int = prim::Constant[value=-1]()
+  %dims : int[] = prim::ListConstruct(%m1)
+  %l : Tensor = aten::logsumexp(%x, %dims, %keep)
+  %v : Tensor = aten::std(%x, %dims, %one, %keep)
+  %mx : Tensor, %ix : Tensor = aten::max(%x, %m1, %keep)
+  %sq : Tensor = aten::sqrt(%v)
+  %y : Tensor = aten::add(%l, %sq, %one)
+  return (%y, %mx, %ix)"""
+
+
+@pytest.mark.parametrize("rows,row", [(700, 64), (40, 1000), (3, 5)])
+def test_per_row_outputs_finish_in_lockstep(strict_cpu, rows, row):
+    """A group whose outputs are all per row finishes its rows in lockstep: the passes row by
+    row, then the finishing arithmetic (log, sqrt, ...) in one loop over the chunk's rows, the
+    variables it reads (float32, float64 totals, int64 indices) kept per chunk in their own
+    dtype.  Several parallel chunks, rows of -inf, +inf and NaN: the interpreter's answer."""
+    graph = parse_graph(ROW_STATS)
+    fused = fuse(graph)
+    reductions_inside(fused)
+    x = data((rows, row), "float32")
+    x[1, :] = -np.inf
+    x[2, 0] = np.inf
+    if rows > 3:
+        x[3, row // 2] = np.nan
+    got = run_compiled(fused, x)
+    for g, w in zip(got, interpreted(graph, x), strict=True):
+        if g.dtype.kind == "f":
+            close(g, w, "float32", f"{rows}x{row}")
+        else:
+            np.testing.assert_array_equal(g, w)
+    sources = [open(p).read() for p in glob.glob(os.path.join(config.cache_dir(), "**", "*.py"),
+                                                 recursive=True)]
+    assert any("for r in range(ra, rb):" in src and "s_t_" in src for src in sources), sources
 
 
 def test_corpus_layernorm_manual_one_kernel(strict_cpu):

@@ -33,6 +33,14 @@ Softmax and log_softmax are max-subtracted (a max pass, then a sum-of-exp pass);
 accumulates and computes in float32 and is rounded once, as PyTorch does.  An input broadcast
 within the row (``block``: a group norm's per-channel weight) is expanded into a row buffer
 ``w<i>`` when its row changes, and read like a full input.
+
+A group whose outputs are all per row (logsumexp, norms, a loss per row) finishes its rows in
+lockstep: the chunk's rows first run their passes and keep what the finishing arithmetic reads
+(``t_b0_2``, ``m0``, ...) in small per-chunk arrays, then one loop over the chunk's rows does
+that arithmetic -- ``log(sum) + max`` -- vectorized across rows.  Row by row it is a chain of
+dependent scalar operations per row (rows of 64: 1.39 against 0.94 ns per element for
+logsumexp, one thread).  Groups writing whole rows keep the row-by-row form: rereading the
+chunk for the epilogue costs more than the chain saves once rows are long (rows of 1024).
 """
 from __future__ import annotations
 
@@ -47,7 +55,7 @@ from ..ir.graph import Value
 from ..ops import elementwise_base as ew
 from ..ops import registry
 from . import codegen
-from .codegen import F16_HELPERS, KERNEL_DECORATOR, NumbaKernelInfo, _Renderer, arg_types
+from .codegen import F16_HELPERS, KERNEL_DECORATOR, NumbaKernelInfo, _Renderer, arg_types, carrier
 from .row_math import SUM_BLOCK
 
 _SUFFIX = {"float32": "f32", "float64": "f64"}
@@ -55,14 +63,21 @@ EXTREMES = ("aten::amax", "aten::amin", "aten::max", "aten::min", "aten::argmax"
 _ROWS_PER_CHUNK_ELEMENTS = 16384  # a parallel chunk holds at least this many elements
 
 
-_DIRECT_CALL = re.compile(r"tl_r\w+\(f\d+, base, N\)")
+_DIRECT_CALL = re.compile(r"tl_r\w+_(f32|f64)\(f\d+, base, N\)")
+# what a statement of the row body reads of the row's data (its loops are indented)
+_ROW_DATA = re.compile(r"\b(?:w\d+|f\d+|in\d+|b\d+_\d+|p\d+|base)\b")
+_ASSIGNED = re.compile(r"^(\w+) (?:=|\+=) ")
+_WORK = re.compile(r"\btl_|\bnp\.sqrt|\bmath\.|/")
 
 
-def _shared_calls(after: List[str], p: int) -> List[str]:
+def _shared_calls(after: List[str], p: int, dtypes: Dict[str, str]) -> List[str]:
     """``after`` with each row reduction of an input that two reductions of pass ``p`` make
-    (layer norm's mean and var's own mean: both ``tl_rsum_f32(f0, base, N)``) computed once."""
-    calls = _DIRECT_CALL.findall("\n".join(after))
+    (layer norm's mean and var's own mean: both ``tl_rsum_f32(f0, base, N)``) computed once;
+    the new variables' dtypes go into ``dtypes``."""
+    calls = [m.group(0) for m in _DIRECT_CALL.finditer("\n".join(after))]
     shared = [c for c in dict.fromkeys(calls) if calls.count(c) > 1]
+    for k, c in enumerate(shared):
+        dtypes[f"d{p}_{k}"] = "float32" if "_f32(" in c else "float64"
     head = [f"d{p}_{k} = {c}" for k, c in enumerate(shared)]
     for k, c in enumerate(shared):
         after = [a.replace(c, f"d{p}_{k}") for a in after]
@@ -93,6 +108,7 @@ class RowRenderer(_Renderer):
         self.buffered: Dict[Value, str] = {}    # value -> buffer holding it per element
         self.row_vars: Set[Value] = set()       # per-row values computed so far
         self.nodes = [n for n in spec.subgraph.nodes if n.kind != "prim::Constant"]
+        self.shared_dtypes: Dict[str, str] = {}  # d<p>_<k> (_shared_calls) -> its dtype
 
     # -- names ---------------------------------------------------------------------------------
     def acc_t(self, r: RedInfo) -> str:
@@ -274,7 +290,7 @@ class RowRenderer(_Renderer):
                 after.append(f"s{q} = {self.reduce_call('sum', r, buf, direct)}")
                 if kind == "aten::log_softmax":
                     after.append(f"l{q} = {_math('log', r.acc, f's{q}')}")
-        return loop_wanted, stores, _shared_calls(after, p)
+        return loop_wanted, stores, _shared_calls(after, p, self.shared_dtypes)
 
     def emit_pass(self, p: int, loop_wanted, stores, sums=None) -> List[str]:
         """The loop over the row storing each reduction's operand into its buffer; a buffer in
@@ -409,8 +425,53 @@ class RowRenderer(_Renderer):
         if blocks:
             head += [f"S{d} = {size}" for d, size in enumerate(rows + row)]
             chunk[1:1] = self.block_buffers(blocks)
-        chunk += ["    base = r * N"] + ["    " + s for s in self.block_rows(blocks) + views + body]
+        split = None if blocks or any(lv == 2 for lv in plan.out_levels) else self.tail(body)
+        if split is None:
+            chunk += ["    base = r * N"] + ["    " + s for s in self.block_rows(blocks) + views + body]
+        else:
+            chunk[-1:] = self.lockstep(body[:split], body[split:], views)
         return head + [f"for c in {rng}(nch):"] + ["    " + s for s in chunk]
+
+    # -- rows in lockstep (see the module docstring) --------------------------------------------
+    @staticmethod
+    def tail(body: List[str]):
+        """Where the row body's finishing arithmetic starts: after its last statement that
+        reads row data or loops; None when that arithmetic is only copies (nothing to gain)."""
+        last = max((k for k, line in enumerate(body)
+                    if line.startswith((" ", "for ")) or _ROW_DATA.search(line)), default=-1)
+        rest = body[last + 1:]
+        return last + 1 if any(_WORK.search(line) for line in rest) else None
+
+    def lockstep(self, first: List[str], rest: List[str], views: List[str]) -> List[str]:
+        """The chunk's rows: ``first`` (the passes) row by row, keeping the variables ``rest``
+        reads in per-chunk arrays ``s_<name>`` of their own dtype, then ``rest`` for every row
+        of the chunk in one loop, which LLVM vectorizes across rows."""
+        assigned = list(dict.fromkeys(m.group(1) for m in map(_ASSIGNED.match, first) if m))
+        kept = [v for v in assigned if any(re.search(rf"\b{v}\b", line) for line in rest)]
+        lines = ["ra = c * rc", "rb = min(R, ra + rc)"]
+        lines += [f"s_{v} = np.empty(rb - ra, np.{self.row_dtype(v)})" for v in kept]
+        lines += ["for r in range(ra, rb):", "    base = r * N"]
+        lines += ["    " + s for s in views + first + [f"s_{v}[r - ra] = {v}" for v in kept]]
+        lines += ["for r in range(ra, rb):"]
+        return lines + ["    " + s for s in [f"{v} = s_{v}[r - ra]" for v in kept] + rest]
+
+    def row_dtype(self, name: str) -> str:
+        """The dtype of a per-row variable of the row body (by how the renderer names them)."""
+        if name.startswith("t_"):  # a loop's float64 total
+            return "float64"
+        if name in self.shared_dtypes:
+            return self.shared_dtypes[name]
+        kind, q = name[0], int(name[1:])
+        if kind == "x":
+            return carrier(self.spec.values[self.spec.subgraph.inputs[q]].dtype)
+        if kind == "v":
+            return carrier(self.spec.ops[q].out_dtype)
+        r = self.spec.reductions[q]
+        if kind == "i":
+            return "int64"
+        if kind == "r" and r.out_dtype != r.acc:
+            return carrier(r.out_dtype)
+        return r.acc  # r, and the shift / sum / log-sum g, m, s, l
 
     def block_buffers(self, blocks: List[int]) -> List[str]:
         """Per chunk: the row buffer each ``block`` input is expanded into (``ob<i>``: the offset
