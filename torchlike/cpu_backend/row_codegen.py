@@ -198,16 +198,31 @@ class RowRenderer(_Renderer):
 
     def reduce_call(self, fn: str, r: RedInfo, buf: str, direct: bool) -> str:
         if direct:
-            i = self.spec.values[r.operand].input
+            i = self.spec.values[self.passed_on(r.operand)].input
             return f"tl_r{fn}_{_SUFFIX[r.acc]}(f{i}, base, N)"
         if fn == "sum":  # summed by the loop that fills the buffer (emit_pass): its total
             self.loop_sums[buf] = _SUFFIX[r.acc]
             return f"np.float32(t_{buf})" if r.acc == "float32" else f"t_{buf}"
         return f"tl_r{fn}_{_SUFFIX[r.acc]}({buf}, 0, N)"
 
+    def passed_on(self, v: Value) -> Value:
+        """The value ``v`` is a copy of: through ops whose Numba template is their first
+        operand unchanged (a lowered layer norm's ``torchlike::norm_input``, which only checks),
+        else ``v`` itself."""
+        while v.node in self.by_node:
+            o = self.by_node[v.node][1]
+            src = v.node.inputs[0]
+            if o.op.templates.get("numba") != "{self}" or src not in self.spec.values \
+                    or self.spec.values[src].dtype != self.spec.values[v].dtype:
+                break
+            v = src
+        return v
+
     def direct(self, r: RedInfo) -> bool:
-        """The operand is an input read whole, already of the accumulation dtype."""
-        info = self.spec.values[r.operand]
+        """The operand is an input read whole (or passed on unchanged: ``passed_on``), already
+        of the accumulation dtype: reduced by ``row_math`` straight from the input, and two
+        such reductions of one pass share the call (a lowered layer norm's two means)."""
+        info = self.spec.values[self.passed_on(r.operand)]
         return (r.red.kind not in NORMS and info.kind == ValueKind.ARRAY and self.plan.inputs[info.input] == "full"
                 and info.dtype == r.acc)
 
@@ -257,7 +272,7 @@ class RowRenderer(_Renderer):
                 after.append(self.finish(r, value))
             elif kind in EXTREMES and r.red.indices:  # the value, then its first index
                 after.append(f"g{q} = {self.reduce_call(kind[-3:], r, buf, direct)}")
-                i = self.spec.values[r.operand].input
+                i = self.spec.values[self.passed_on(r.operand)].input
                 where = f"f{i}, base" if direct else f"{buf}, 0"
                 after.append(self.finish_index(r, f"tl_rfind({where}, N, g{q})"))
                 if kind in ("aten::max", "aten::min"):
