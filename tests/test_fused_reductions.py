@@ -299,15 +299,18 @@ ROW_STATS = """graph(%x : Tensor):
   %mx : Tensor, %ix : Tensor = aten::max(%x, %m1, %keep)
   %sq : Tensor = aten::sqrt(%v)
   %y : Tensor = aten::add(%l, %sq, %one)
-  return (%y, %mx, %ix)"""
+  %half : float = prim::Constant[value=0.5]()
+  %pos : Tensor = aten::gt(%mx, %half)
+  %z : Tensor = aten::where(%pos, %y, %l)
+  return (%z, %mx, %ix, %pos)"""
 
 
 @pytest.mark.parametrize("rows,row", [(700, 64), (40, 1000), (3, 5)])
 def test_per_row_outputs_finish_in_lockstep(strict_cpu, rows, row):
     """A group whose outputs are all per row finishes its rows in lockstep: the passes row by
     row, then the finishing arithmetic (log, sqrt, ...) in one loop over the chunk's rows, the
-    variables it reads (float32, float64 totals, int64 indices) kept per chunk in their own
-    dtype.  Several parallel chunks, rows of -inf, +inf and NaN: the interpreter's answer."""
+    variables it reads (float32, float64 totals, int64 indices, bool) kept per chunk in their
+    own dtype.  Several parallel chunks, rows of -inf, +inf and NaN: the interpreter's answer."""
     graph = parse_graph(ROW_STATS)
     fused = fuse(graph)
     reductions_inside(fused)

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Dict, List, Set
+from typing import Dict, List, Optional, Set
 
 from ..fuser.backend import GroupSpec, KernelSource, Unsupported, ValueKind
 from ..fuser.row_plan import BlockIndex, block_index
@@ -441,10 +441,11 @@ class RowRenderer(_Renderer):
             head += [f"S{d} = {size}" for d, size in enumerate(rows + row)]
             chunk[1:1] = self.block_buffers(blocks)
         split = None if blocks or any(lv == 2 for lv in plan.out_levels) else self.tail(body)
-        if split is None:
+        rows_loop = None if split is None else self.lockstep(body[:split], body[split:], views)
+        if rows_loop is None:
             chunk += ["    base = r * N"] + ["    " + s for s in self.block_rows(blocks) + views + body]
         else:
-            chunk[-1:] = self.lockstep(body[:split], body[split:], views)
+            chunk[-1:] = rows_loop
         return head + [f"for c in {rng}(nch):"] + ["    " + s for s in chunk]
 
     # -- rows in lockstep (see the module docstring) --------------------------------------------
@@ -457,25 +458,33 @@ class RowRenderer(_Renderer):
         rest = body[last + 1:]
         return last + 1 if any(_WORK.search(line) for line in rest) else None
 
-    def lockstep(self, first: List[str], rest: List[str], views: List[str]) -> List[str]:
+    def lockstep(self, first: List[str], rest: List[str], views: List[str]):
         """The chunk's rows: ``first`` (the passes) row by row, keeping the variables ``rest``
         reads in per-chunk arrays ``s_<name>`` of their own dtype, then ``rest`` for every row
-        of the chunk in one loop, which LLVM vectorizes across rows."""
+        of the chunk in one loop, which LLVM vectorizes across rows.  None (row by row, then)
+        if a variable's dtype is not known."""
         assigned = list(dict.fromkeys(m.group(1) for m in map(_ASSIGNED.match, first) if m))
         kept = [v for v in assigned if any(re.search(rf"\b{v}\b", line) for line in rest)]
+        dtypes = [self.row_dtype(v) for v in kept]
+        if None in dtypes:
+            return None
         lines = ["ra = c * rc", "rb = min(R, ra + rc)"]
-        lines += [f"s_{v} = np.empty(rb - ra, np.{self.row_dtype(v)})" for v in kept]
+        lines += [f"s_{v} = np.empty(rb - ra, np.{'bool_' if dt == 'bool' else dt})"
+                  for v, dt in zip(kept, dtypes, strict=True)]
         lines += ["for r in range(ra, rb):", "    base = r * N"]
         lines += ["    " + s for s in views + first + [f"s_{v}[r - ra] = {v}" for v in kept]]
         lines += ["for r in range(ra, rb):"]
         return lines + ["    " + s for s in [f"{v} = s_{v}[r - ra]" for v in kept] + rest]
 
-    def row_dtype(self, name: str) -> str:
-        """The dtype of a per-row variable of the row body (by how the renderer names them)."""
+    def row_dtype(self, name: str) -> Optional[str]:
+        """The dtype of a per-row variable of the row body (by how the renderer names them),
+        None for a name it does not give."""
         if name.startswith("t_"):  # a loop's float64 total
             return "float64"
         if name in self.shared_dtypes:
             return self.shared_dtypes[name]
+        if not re.fullmatch(r"[xvrigmsl]\d+", name):
+            return None
         kind, q = name[0], int(name[1:])
         if kind == "x":
             return carrier(self.spec.values[self.spec.subgraph.inputs[q]].dtype)
