@@ -117,8 +117,8 @@ def _t_threshold_backward(language):
             th = "{threshold}"  # rendered in the compute dtype: float32 for the halves
         elif "threshold" in attrs:
             th = _int_literal(_threshold_in(attrs["threshold"], dt), language)
-        else:
-            return None  # a runtime threshold meeting integers: interpreted (truncation)
+        else:  # a runtime threshold meeting integers: truncated, as Scalar::to<T>()
+            th = "np.{T}({threshold})" if language == "numba" else "(({T})({threshold}))"
         if language == "numba":
             return f"np.{{T}}(0) if {{self}} <= {th} else {{grad_output}}"
         return f"{{self}} <= {th} ? ({{T}})0 : {{grad_output}}"
@@ -149,9 +149,17 @@ def _logit_backward(xp, g, x, eps=None, dtypes=None):
 
 def _t_logit_backward(language):
     def template(dt, attrs):
-        if "eps" not in attrs:
-            return None  # a runtime eps (rounded in the out dtype): interpreted
         out = attrs["dtypes"].out if attrs.get("dtypes") else dt
+        if "eps" not in attrs:  # a runtime eps: lo = max(eps, 0) (eps < 0 is no eps), hi = 1 - lo
+            if out in ("float16", "bfloat16"):
+                return None  # rounded in the half type: the interpreter's
+            if language == "numba":
+                lo = "max(np.{T}({eps}), np.{T}(0))"
+                return (f"tl_logit_backward({{grad_output}}, {{self}}, {lo}, np.{{T}}(1) - {lo}, "
+                        f"np.{{T}}({{eps}}) < np.{{T}}(0))")
+            lo = "fmax(({T})({eps}), ({T})0)"
+            return (f"tl_logit_backward({{grad_output}}, {{self}}, {lo}, ({{T}})1 - {lo}, "
+                    f"({{T}})({{eps}}) < ({{T}})0)")
         lo, hi, nan_outside = _logit_backward_bounds(attrs["eps"], out)
         if language == "numba":
             return (f"tl_logit_backward({{grad_output}}, {{self}}, np.{{T}}({lo!r}), "
@@ -198,9 +206,8 @@ def _t_dropout_backward(language):
                     return None
                 prod = f"tl_round_bf16({prod})"
             return f"({prod}) * {{scale}}"
-        if "scale" not in attrs:
-            return None  # a runtime scale meeting integers: interpreted
-        scale = repr(float(np.float32(attrs["scale"])))
+        # a float32 scale, as the product's float type (a runtime one: converted here)
+        scale = repr(float(np.float32(attrs["scale"]))) if "scale" in attrs else "{scale}"
         if numba:
             return f"np.float32(np.{{T}}({prod})) * np.float32({scale})"
         return f"(float32)(({{T}})({prod})) * (float32){scale}"
