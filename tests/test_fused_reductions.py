@@ -326,6 +326,28 @@ def test_per_row_outputs_finish_in_lockstep(strict_cpu, rows, row):
     assert "for r in range(ra, rb):" in src.source and "s_t_" in src.source, src.source
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_softmax_scales_by_the_reciprocal_over_the_last_dim(strict_cpu, dtype):
+    """PyTorch's CPU softmax multiplies exp(x - max) by 1 / sum over the last dim (its lastdim
+    kernel) and divides by the sum over any other: the interpreter and the kernels do the
+    same (the two differ in the last bit for some elements of these rows)."""
+    x = data((64, 37), dtype)
+    e = np.exp(x - x.max(-1, keepdims=True))
+    s = e.sum(-1, keepdims=True)
+    assert not np.array_equal(e * (1 / s), e / s)  # the rows tell the two apart
+    for dim in (-1, 0):
+        text = reduction_graph("aten::softmax", dim=dim)
+        want = interpreted(parse_graph(text), x)[0]
+        ee = np.exp(x - x.max(dim, keepdims=True))
+        ss = ee.sum(dim, keepdims=True)
+        np.testing.assert_array_equal(want, ee * (1 / ss) if dim == -1 else ee / ss)
+        fused = fuse(parse_graph(text))
+        reductions_inside(fused)
+        close(run_compiled(fused, x)[0], want, dtype, f"dim {dim}")
+        (src,) = jit.codegen(fused, x)
+        assert ("* z0" in src.source) == (dim == -1), src.source
+
+
 def test_corpus_layernorm_manual_one_kernel(strict_cpu):
     for which in ("scripted", "traced"):
         fused = jit.fuse(parse_graph(graph_text("layernorm_manual", which)))

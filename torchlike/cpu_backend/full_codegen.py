@@ -72,8 +72,9 @@ class FullRenderer(RowRenderer):
         q = self.red_index[r.node]
         self.names[r.node.outputs[0]] = f"e{q}"
         x = f"({self.operand_acc(r)} - m{q})"
-        expr = (f"{_math('exp', r.acc, x)} / s{q}" if r.red.kind == "aten::softmax"
-                else f"{x} - l{q}")
+        e = _math("exp", r.acc, x)
+        expr = (f"{x} - l{q}" if r.red.kind != "aten::softmax" else
+                f"{e} * z{q}" if r.last_dim else f"{e} / s{q}")
         return [f"e{q} = {self.convert(f'({expr})', r.acc, r.out_dtype)}"
                 if r.out_dtype != r.acc else f"e{q} = {expr}"]
 

@@ -164,8 +164,8 @@ class RowRenderer(_Renderer):
         q = self.red_index[r.node]
         out = r.node.outputs[0]
         self.names[out] = f"e{q}"
-        if r.red.kind == "aten::softmax":
-            expr = f"b{q}_2[j] / s{q}"
+        if r.red.kind == "aten::softmax":  # PyTorch's CPU kernels: see RedInfo.last_dim
+            expr = f"b{q}_2[j] * z{q}" if r.last_dim else f"b{q}_2[j] / s{q}"
         else:  # log_softmax: x - max - log(sum)
             expr = f"({self.operand_acc(r)} - m{q}) - l{q}"
         return [f"e{q} = {self.convert(f'({expr})', r.acc, r.out_dtype)}"
@@ -305,6 +305,8 @@ class RowRenderer(_Renderer):
                 after.append(f"s{q} = {self.reduce_call('sum', r, buf, direct)}")
                 if kind == "aten::log_softmax":
                     after.append(f"l{q} = {_math('log', r.acc, f's{q}')}")
+                elif r.last_dim:  # softmax: one division per row, a multiply per element
+                    after.append(f"z{q} = {t}(1.0) / s{q}")
         return loop_wanted, stores, _shared_calls(after, p, self.shared_dtypes)
 
     def emit_pass(self, p: int, loop_wanted, stores, sums=None) -> List[str]:

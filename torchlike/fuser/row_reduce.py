@@ -250,6 +250,14 @@ class RedInfo:
         n = len(self.in_shape)
         return not self.dims or self.dims == tuple(range(n - self.k, n))
 
+    @property
+    def last_dim(self) -> bool:
+        """Whether the reduction is over the input's last dim alone (a 0-d input's one
+        element too): PyTorch's CPU softmax then runs its ``lastdim`` kernel, which multiplies
+        ``exp(x - max)`` by ``1 / sum``; over any other dim it divides by the sum."""
+        n = max(len(self.in_shape), 1)
+        return self.k == 1 and (self.dims or (n - 1,)) == (n - 1,)
+
 
 @dataclass
 class RowPlan:

@@ -351,7 +351,10 @@ def _softmax_impl(log: bool):
             shifted = xs - xp.max(xs, axis=d, keepdims=True)
             e = xp.exp(shifted)
             total = xp.sum(e, axis=d, keepdims=True)
-            res = shifted - xp.log(total) if log else e / total
+            # PyTorch's CPU kernels: over the last dim exp(x - max) * (1 / sum), over any
+            # other one exp(x - max) / sum (the two differ in the last bit)
+            res = (shifted - xp.log(total) if log else
+                   e * (1 / total) if d == xs.ndim - 1 else e / total)
         return xp.reshape(res, x.shape).astype(out, copy=False)
     return impl
 
