@@ -60,17 +60,11 @@ from __future__ import annotations
 
 import math
 
-import numba
 from llvmlite import ir as llvm_ir
 from numba.core import types
 from numba.extending import intrinsic
 
-from .math_f32 import HAS_FMA, _fma  # noqa: F401 (one FMA intrinsic for both widths)
-
-
-def _njit(fn):
-    return numba.njit(inline="always", error_model="numpy")(fn)
-
+from .math_f32 import HAS_FMA, _fma, _njit  # noqa: F401 (one FMA intrinsic for both widths)
 
 _I64 = llvm_ir.IntType(64)
 _F64 = llvm_ir.DoubleType()

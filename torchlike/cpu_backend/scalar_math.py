@@ -2,7 +2,8 @@
 
 Generated CPU kernels do ``from torchlike.cpu_backend.scalar_math import *``, so a template such
 as ``tl_remainder_int({self}, {other}, err)`` resolves here.  Every helper is
-``@numba.njit(inline="always")``: a plain scalar function the kernel loop inlines.
+``@_njit`` (math_f32.py): a plain scalar function compiled once, which LLVM inlines into the
+kernel loop.
 
 Contract with the code generator:
 
@@ -37,19 +38,13 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 from llvmlite import ir as llvm_ir
 from numba.core import types
 from numba.extending import intrinsic, overload
 
 from ..ops import casting
-
-
-def _njit(fn):
-    # error_model="numpy": float x / 0.0 is inf/nan, as in IEEE and PyTorch (kernels use it too)
-    return numba.njit(inline="always", error_model="numpy")(fn)
-
+from .math_f32 import _njit  # how every helper is compiled and inlined
 
 # ----- integer division (C truncation for fmod/trunc, Python floor for remainder/floor) -----
 # MIN // -1 overflows: x86's idiv traps (PyTorch's CPU kernels die of SIGFPE there) and Numba's

@@ -10,16 +10,10 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 
-from .math_f32 import _fma, tl_exp_f32, tl_log1p_f32, tl_tanh_f32
+from .math_f32 import _fma, _njit, tl_exp_f32, tl_log1p_f32, tl_tanh_f32
 from .scalar_math_pointwise import _like
-
-
-def _njit(fn):
-    return numba.njit(inline="always", error_model="numpy")(fn)
-
 
 # ----- shifts: PyTorch's rule for counts outside [0, bits) (see ops/elementwise_more.py) -----
 # The shift itself happens in int64, where every count used is below 64 (LLVM's shl/ashr are

@@ -11,19 +11,13 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 from llvmlite import ir as llvm_ir
 from numba.core import types
 from numba.extending import intrinsic, overload
 
 from ..ops import special_math
-from .math_f32 import tl_exp2_f32, tl_exp_f32, tl_log1p_f32, tl_log_f32
-
-
-def _njit(fn):
-    return numba.njit(inline="always", error_model="numpy")(fn)
-
+from .math_f32 import _njit, _njit_ir, tl_exp2_f32, tl_exp_f32, tl_log1p_f32, tl_log_f32
 
 # ----- typed helpers: a value in the type of another (Numba widens small ints to int64) -----
 
@@ -269,7 +263,7 @@ _DIGAMMA_A = np.array(special_math.DIGAMMA_A)
 _PSI_10 = special_math.PSI_10
 
 
-@_njit
+@_njit_ir
 def _chbevl(x, coeffs):
     b0 = coeffs[0]
     b1 = 0.0
@@ -281,7 +275,7 @@ def _chbevl(x, coeffs):
     return 0.5 * (b0 - b2)
 
 
-@_njit
+@_njit_ir
 def _bessel(x, e, small, large, odd):
     """ATen's calc_i0/i1 (e = exp(|x|)) and calc_i0e/i1e (e = 1) on |x| = ``x``."""
     near = _chbevl(x / 2.0 - 2.0, small)
