@@ -154,6 +154,16 @@ graph(%x : Tensor, %y : Tensor):
 """, lambda: [np.ones((64, 64), np.int32), np.ones((64, 64), np.float64)]),
 }
 GRAPHS.update(GRAPHS64)
+# float16 arrays are read and written through their bits (math_f16): the conversions are in
+# the vector loop, the arithmetic in float32 vectors
+GRAPHS["f16 gelu(x) + y"] = ("""
+graph(%x : Tensor, %y : Tensor):
+  %a : str = prim::Constant[value="none"]()
+  %one : int = prim::Constant[value=1]()
+  %1 : Tensor = aten::gelu(%x, %a)
+  %2 : Tensor = aten::add(%1, %y, %one)
+  return (%2)
+""", lambda: [np.ones((64, 64), np.float16), np.ones((64, 64), np.float16)])
 
 VECTOR_DOUBLE = re.compile(r"\b(?:fmul|fadd|fsub|fdiv) (?:\w+ )*<(\d+) x double>")
 VECTOR_FLOAT = re.compile(r"\b(?:fmul|fadd|fsub|fdiv) (?:\w+ )*<(\d+) x float>")
@@ -209,6 +219,20 @@ def test_float64_kernel_vectorizes_at_full_width(name):
     seen = {int(w) for w in VECTOR_DOUBLE.findall(ir)}
     assert seen and max(seen) >= LANES // 2, \
         f"{name}: double vector widths {seen}, want {LANES // 2}"
+
+
+def test_float16_conversions_are_vector_instructions():
+    """With F16C the float16 loads and stores convert a vector at a time (``fpext``/``fptrunc``
+    of ``<N x half>``, one vcvtph2ps / vcvtps2ph each); without it the bit arithmetic is
+    vectorized as integer vectors of the same width."""
+    from torchlike.cpu_backend.math_f16 import HAS_F16C
+    ir = kernel_ir("f16 gelu(x) + y")
+    if HAS_F16C:
+        ext = {int(w) for w in re.findall(r"fpext <(\d+) x half>", ir)}
+        trunc = {int(w) for w in re.findall(r"fptrunc <(\d+) x float> .* to <(?:\d+) x half>", ir)}
+        assert ext and max(ext) >= LANES and trunc and max(trunc) >= LANES, (ext, trunc)
+    else:
+        assert {int(w) for w in re.findall(r"<(\d+) x i16>", ir)} & {LANES, 2 * LANES}
 
 
 @pytest.mark.skipif("avx512f" not in FEATURES,

@@ -84,46 +84,9 @@ CAST = {"float32": "np.float32({})", "float64": "np.float64({})", "float16": "_f
 CARRIER = {"float16": "float32"}  # what a variable of this dtype holds in the kernel
 _PYTHON_DTYPE = {bool: "bool", int: "int64", float: "float64"}
 
-F16_HELPERS = '''
-@numba.njit(cache=True)
-def _f16_from_bits(h):
-    h = np.int64(h)
-    e = (h >> 10) & 0x1F
-    m = h & 0x3FF
-    if e == 0:
-        v = m * 5.960464477539063e-08
-    elif e == 31:
-        v = np.inf if m == 0 else np.nan
-    else:
-        v = (1024 + m) * 2.0 ** (e - 25)
-    return np.float32(-v if h & 0x8000 else v)
-
-
-@numba.njit(cache=True)
-def _f16_bits(x):
-    # float -> float16 bits, rounding half to even.  A double is rounded to float32 first, as
-    # PyTorch's c10::Half(double) does (ops/casting.py); float32 -> float64 is exact.
-    x = np.float64(np.float32(x))
-    if x != x:
-        return np.uint16(0x7E00)
-    sign = 0x8000 if (x < 0.0 or (x == 0.0 and math.copysign(1.0, x) < 0.0)) else 0
-    a = abs(x)
-    if a >= 65520.0:
-        return np.uint16(sign | 0x7C00)
-    if a < 6.103515625e-05:
-        return np.uint16(sign | np.int64(np.rint(a * 16777216.0)))
-    m, e = math.frexp(a)
-    r = np.int64(np.rint(m * 2048.0))
-    if r == 2048:
-        r = 1024
-        e += 1
-    return np.uint16(sign | ((e + 14) << 10) | (r - 1024))
-
-
-@numba.njit(cache=True)
-def _f16_round(x):
-    return _f16_from_bits(_f16_bits(x))
-'''
+# A float16 kernel imports its conversions (math_f16): compiled once per process, inlined.
+F16_HELPERS = ("from torchlike.cpu_backend.math_f16 import _f16_bits, _f16_from_bits, "
+               "_f16_round  # noqa: F401")
 
 # An expression of float variables with + - * / only keeps its float type in Numba: no cast
 # needed (fewer casts to type is most of the compile time of long chains).

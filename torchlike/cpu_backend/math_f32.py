@@ -59,19 +59,20 @@ def _njit_ir(fn):
 _I32 = llvm_ir.IntType(32)
 
 
-def _target_has_fma():
-    """Whether the CPU Numba compiles for has FMA (then llvm.fma is one instruction; without
-    it LLVM would call libm's fmaf, so the helpers multiply and add instead)."""
+def _target_has(feature: str) -> bool:
+    """Whether the CPU Numba compiles for has ``feature`` (an LLVM feature name: "fma",
+    "f16c"); a helper then emits the instruction, else what the instruction computes (without
+    FMA LLVM would call libm's fmaf, without F16C a compiler-rt routine Numba may not link)."""
     from numba.core import config
     if config.CPU_FEATURES is not None:
-        return "+fma" in config.CPU_FEATURES.split(",")
+        return f"+{feature}" in config.CPU_FEATURES.split(",")
     if config.CPU_NAME is not None:
         return False  # a named generic target (portable cache): no assumption
     import llvmlite.binding as llvm
-    return bool(llvm.get_host_cpu_features().get("fma", False))
+    return bool(llvm.get_host_cpu_features().get(feature, False))
 
 
-HAS_FMA = _target_has_fma()
+HAS_FMA = _target_has("fma")
 
 
 @intrinsic

@@ -1,0 +1,138 @@
+"""float16 in the CPU kernels (``cpu_backend/math_f16.py``): the conversions between float16
+bits and float32, both the F16C one (LLVM ``half``) and the portable bit arithmetic, against
+numpy's and PyTorch's float16 over every float16 and a dense sample of float32 (every
+float32 exponent and sign, with the low mantissa bits where rounding changes: the ties, just
+below and above them); and float16 kernels against PyTorch, with the kernel run counted."""
+from __future__ import annotations
+
+import numba
+import numpy as np
+import pytest
+
+from torchlike import jit
+from torchlike.cpu_backend import math_f16 as M
+from torchlike.fuser import executor
+from torchlike.interpreter import Interpreter
+from torchlike.ir import parse_graph
+
+pytestmark = pytest.mark.usefixtures("kernel_cache")
+
+
+@numba.njit
+def _from_bits(h, out, portable):
+    for i in range(h.size):
+        out[i] = M._f16_from_bits_portable(h[i]) if portable else M._f16_from_bits(h[i])
+
+
+@numba.njit
+def _to_bits(x, out, portable):
+    for i in range(x.size):
+        out[i] = M._f16_bits_portable(np.float32(x[i])) if portable else M._f16_bits(x[i])
+
+
+@numba.njit
+def _round(x, out):
+    for i in range(x.size):
+        out[i] = M._f16_round(x[i])
+
+
+def _dense_float32() -> np.ndarray:
+    """Every float32 sign and exponent with the upper 7 mantissa bits varied (2^16 patterns),
+    each with low bits around float16's rounding points (bit 13 and below: ties, one ulp
+    either side), the subnormal-range and overflow boundaries included."""
+    hi = np.arange(1 << 16, dtype=np.uint32) << 16
+    lo = np.array([0, 1, 0x0FFF, 0x1000, 0x1001, 0x1FFF, 0x2000, 0x2001, 0x3000, 0x5FFF,
+                   0x6000, 0x6001, 0xE000, 0xFFFF], np.uint32)
+    rng = np.random.default_rng(0)
+    bits = (hi[:, None] | lo[None, :]).ravel()
+    bits = np.concatenate([bits, rng.integers(0, 1 << 32, 1 << 20, dtype=np.uint64)
+                          .astype(np.uint32)])
+    return bits.view(np.float32)
+
+
+@pytest.mark.parametrize("portable", [False, True], ids=["target", "portable"])
+def test_every_float16_converts_exactly(portable):
+    if not portable and not M.HAS_F16C:
+        pytest.skip("needs a CPU with F16C for the target path (the portable one is tested)")
+    h = np.arange(1 << 16, dtype=np.uint16)
+    got = np.empty(h.size, np.float32)
+    _from_bits(h, got, portable)
+    want = h.view(np.float16).astype(np.float32)
+    nan = np.isnan(want)
+    np.testing.assert_array_equal(got.view(np.uint32)[~nan], want.view(np.uint32)[~nan])
+    assert np.isnan(got[nan]).all()
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
+@pytest.mark.parametrize("portable", [False, True], ids=["target", "portable"])
+def test_float32_rounds_to_float16_as_numpy(portable):
+    """Round to nearest even, overflow to inf, subnormals, signed zeros: numpy's astype (and
+    PyTorch's, checked below) over the dense sample; a NaN stays a NaN of the same sign."""
+    if not portable and not M.HAS_F16C:
+        pytest.skip("needs a CPU with F16C for the target path (the portable one is tested)")
+    x = _dense_float32()
+    got = np.empty(x.size, np.uint16)
+    _to_bits(x, got, portable)
+    with np.errstate(over="ignore", invalid="ignore"):
+        want = x.astype(np.float16).view(np.uint16)
+    nan = np.isnan(x)
+    np.testing.assert_array_equal(got[~nan], want[~nan])
+    g = got[nan]
+    assert ((g & 0x7C00) == 0x7C00).all() and ((g & 0x3FF) != 0).all()
+    np.testing.assert_array_equal(g >> 15, np.signbit(x[nan]).astype(np.uint16))
+
+
+def test_conversions_agree_with_pytorch(torch):
+    """PyTorch's c10::Half: float32 and float64 (rounded to float32 first) to float16 bits,
+    NaN payloads included on the F16C path (PyTorch's CPU conversion is the same instruction)."""
+    x = _dense_float32()
+    got = np.empty(x.size, np.uint16)
+    _to_bits(x, got, False)
+    want = torch.from_numpy(x).to(torch.float16).view(torch.int16).numpy().view(np.uint16)
+    same = got == want
+    if not M.HAS_F16C:
+        same |= np.isnan(x)
+    assert same.all(), [(hex(b), hex(g), hex(w)) for b, g, w in
+                        zip(x.view(np.uint32)[~same][:5], got[~same][:5], want[~same][:5])]
+    rng = np.random.default_rng(1)
+    d = rng.standard_normal(1 << 16) * np.exp(rng.uniform(-30.0, 15.0, 1 << 16))
+    got = np.empty(d.size, np.uint16)
+    _to_bits(d, got, False)
+    want = torch.from_numpy(d).to(torch.float16).view(torch.int16).numpy().view(np.uint16)
+    np.testing.assert_array_equal(got, want)
+    r = np.empty(d.size, np.float32)
+    _round(d, r)
+    np.testing.assert_array_equal(r, torch.from_numpy(d).to(torch.float16).float().numpy())
+
+
+GELU_ADD = """
+graph(%x : Tensor, %y : Tensor):
+  %a : str = prim::Constant[value="none"]()
+  %one : int = prim::Constant[value=1]()
+  %g : Tensor = aten::gelu(%x, %a)
+  %s : Tensor = aten::add(%g, %y, %one)
+  %m : Tensor = aten::mul(%s, %x)
+  return (%m)
+"""
+
+
+@pytest.mark.parametrize("n", [1000, 1 << 17], ids=["serial", "parallel"])
+def test_float16_kernel_matches_pytorch(strict_cpu, torch, n):
+    """A float16 group (PyTorch rounds each op's result to float16) in a compiled kernel, with
+    special values, against eager PyTorch; the kernel ran (counters), nothing fell back."""
+    rng = np.random.default_rng(n)
+    x = (rng.standard_normal(n) * 30).astype(np.float16)
+    y = (rng.standard_normal(n) * 1e4).astype(np.float16)
+    x[:8] = [np.nan, np.inf, -np.inf, 0.0, -0.0, 6e-8, -65504, 65504]
+    y[8:12] = [65504, -65504, np.inf, 1e-7]
+    g = jit.fuse(parse_graph(GELU_ADD))
+    jit.reset_stats()
+    executor.clear_caches()
+    got = Interpreter(g, fusion_runner=executor.run_fusion_group).run(x, y)
+    stats = jit.stats()
+    assert stats["kernels_compiled"] + stats["disk_hits"] == 1, stats
+    assert stats["groups_split"] == 0 and not stats["fallbacks"], stats
+    tx, ty = torch.from_numpy(x), torch.from_numpy(y)
+    want = ((torch.nn.functional.gelu(tx) + ty) * tx).numpy()
+    assert got.dtype == np.float16
+    np.testing.assert_array_equal(got, want)
