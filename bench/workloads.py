@@ -35,7 +35,7 @@ class Workload:
     dtype: str = "float32"               # dtype of the main input, as reported
     capture: str = "script"              # "script", "trace" (Python-built programs) or "graph"
     corpus: Optional[str] = None         # corpus case holding the same program
-    gpu_only: bool = False               # float16: numpy/Numba on the CPU are not a fair peer
+    gpu_only: bool = False               # for the CUDA benchmark only
     tags: tuple = field(default_factory=tuple)
     graph_text: Optional[str] = None     # capture "graph": a graph printed by PyTorch
     ref_kind: str = "numpy"              # what ``ref`` is: "numpy" (array-module code, also a
@@ -598,7 +598,7 @@ WORKLOADS = [
              lambda torch, x, a: x * a + 0.5, jax=lambda jax, x, a: x * a + 0.5,
              dtype="float32+int32", tags=("dtype",)),
     Workload("gelu_tanh_f16", gelu_tanh, _one(np.float16), _ref_gelu_tanh, None,
-             _torch_gelu_tanh, jax=_jax_gelu_tanh, dtype="float16", gpu_only=True,
+             _torch_gelu_tanh, jax=_jax_gelu_tanh, dtype="float16",
              tags=("dtype",)),
 ]
 
