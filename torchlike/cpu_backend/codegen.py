@@ -64,6 +64,7 @@ from ..fuser.output_layout import array_layout, dense_strides, loop_order, outpu
 from ..fuser.render import Renderer, uses_err
 from ..ir.graph import Value
 from .fast_paths import BLOCK, fast_body
+from .hoist import hoist_invariants
 
 VERSION = 7
 # Waking the OpenMP pool costs ~40-70 us a parallel region under OMP_WAIT_POLICY=PASSIVE (the
@@ -512,10 +513,11 @@ def render(spec: GroupSpec, key_hash: str, header: str) -> KernelSource:
     """The kernel module's source for ``spec``; ``header`` is its first line (cache check)."""
     r = _Renderer(spec)
     # tl_wide_vectors(): the loop's function prefers the CPU's full SIMD width (vector_width.py)
-    body = ["tl_wide_vectors()"] + r.body(r.read_at, r.write_at)
+    once, body = hoist_invariants(r.body(r.read_at, r.write_at))  # (hoist.py)
+    body = ["tl_wide_vectors()"] + body
     # guarded fast forms only in parallel kernels: they double the loop body, and with it the
     # compile time (a 7-op trig chain at 512x512: 12.6 s -> 37 s), which only large inputs repay
-    loop = r.loops(body, fast_body(body) if r.parallel else None)
+    loop = once + r.loops(body, fast_body(body) if r.parallel else None)
     loop = [f"{name} = {expr}" for expr, name in r.consts.items()] + loop
     err = uses_err(loop)
     params = [f"in{i}" for i in range(len(spec.signature))]
