@@ -1,0 +1,158 @@
+"""Random programs, differentially: each seed writes a small Python function of PyTorch ops
+(elementwise float and integer ops, reductions, norms; inputs of several dtypes, broadcast
+shapes and special values), ``torch.jit.script`` prints its graph, and torchlike runs that
+graph interpreted, fused and strict-fused (``graph_modes``).  The three must agree with each
+other and with eager PyTorch.
+
+The programs are generated, not chosen: a seed's program is whatever the generator makes, so a
+change that breaks a class of graphs shows up here without anyone having written that graph.
+Tolerances: the three torchlike modes agree to a few ulp of the result dtype; against PyTorch
+a result is compared at the precision of the least precise float the program reads (a
+float16 input rounds PyTorch's and our intermediates at different places when it feeds a
+float32 result)."""
+from __future__ import annotations
+
+import os
+import random
+import warnings
+
+import numpy as np
+import pytest
+from graph_modes import graph_modes, program_module
+
+UNARY = ["torch.exp({})", "torch.log({}.abs() + 1)", "torch.tanh({})", "torch.sigmoid({})",
+         "torch.sin({})", "torch.cos({})", "torch.erf({})", "torch.sqrt({}.abs())",
+         "torch.rsqrt({}.abs() + 0.5)", "F.gelu({})", "F.gelu({}, approximate='tanh')",
+         "F.silu({})", "F.softplus({})", "F.mish({})", "torch.log1p({}.abs())",
+         "torch.expm1({}.clamp(-20, 20))", "torch.atan({})", "F.elu({})",
+         "F.leaky_relu({}, 0.1)", "F.hardtanh({})", "torch.relu({})", "torch.abs({})", "(-{})",
+         "torch.floor({})", "torch.round({})", "torch.sign({})", "torch.clamp({}, -1.0, 2.0)",
+         "torch.reciprocal({})", "torch.frac({})", "torch.trunc({})", "F.hardswish({})",
+         "F.hardsigmoid({})", "F.selu({})", "F.logsigmoid({})", "torch.square({})",
+         "{}.clamp(min=0.5)", "torch.nan_to_num({})", "torch.erfc({})",
+         "torch.sinh({}.clamp(-5, 5))", "torch.asinh({})", "(torch.atan({}) * 2)",
+         "torch.tan({}.clamp(-1, 1))", "torch.exp2({}.clamp(-20, 20))",
+         "torch.log2({}.abs() + 1)", "F.relu6({})", "F.softsign({})", "F.celu({})",
+         "torch.ceil({})", "F.threshold({}, 0.5, -1.0)", "torch.isnan({}).float()",
+         "torch.isfinite({}).float()"]
+BINARY = ["({} + {})", "({} - {})", "({} * {})", "({} / {})", "torch.maximum({}, {})",
+          "torch.minimum({}, {})", "torch.atan2({}, {})", "torch.where({} > {}, {}, {})",
+          "({} > {}).float()", "torch.fmod({}, {})", "torch.remainder({}, {})",
+          "torch.pow({}.abs(), {})", "({} * 2.5 + {})", "torch.lerp({}, {}, 0.3)",
+          "torch.hypot({}, {})", "torch.copysign({}, {})",
+          "torch.addcmul({}, {}, {}, value=0.5)", "torch.fmax({}, {})"]
+REDUCE = ["{}.sum(-1, keepdim=True)", "{}.mean(-1, keepdim=True)", "{}.amax(-1, keepdim=True)",
+          "torch.softmax({}, -1)", "torch.log_softmax({}, -1)", "{}.var(-1, keepdim=True)",
+          "torch.logsumexp({}, -1, keepdim=True)", "{}.norm(dim=-1, keepdim=True)",
+          "{}.amin(0, keepdim=True)", "{}.sum(0)", "{}.max(-1, keepdim=True)[0]",
+          "F.layer_norm({0}, [{0}.shape[-1]])", "{}.mean()", "torch.softmax({}, 0)"]
+INTEGER = ["({} + {})", "({} * {})", "({} - {})", "torch.maximum({}, {})", "({} & {})",
+           "({} | {})", "({} ^ {})", "({} << 2)", "({} >> 1)", "torch.abs({})", "(-{})",
+           "({} // 3)", "({} % 5)", "torch.clamp({}, -3, 7)"]
+# more with TORCHLIKE_FUZZ_SEEDS=N (24 take ~30 s on 2 cores)
+SEEDS = range(int(os.environ.get("TORCHLIKE_FUZZ_SEEDS", "24")))
+
+
+def _expr(rng: random.Random, names, depth: int, integer: bool) -> str:
+    if depth == 0 or rng.random() < 0.2:
+        return rng.choice(names)
+    r = rng.random()
+    t = rng.choice(INTEGER if integer else UNARY if r < 0.45 else BINARY if r < 0.8 else REDUCE)
+    if "{0}" in t:  # the same operand twice (layer_norm over its own last dim)
+        return "(" + t.format(_expr(rng, names, depth - 1, integer)) + ")"
+    return "(" + t.format(*[_expr(rng, names, depth - 1, integer)
+                            for _ in range(t.count("{}"))]) + ")"
+
+
+def _program(rng: random.Random):
+    """(source of ``f``, its inputs as torch tensors) drawn from ``rng``."""
+    import torch
+    integer = rng.random() < 0.15
+    names = [f"x{i}" for i in range(rng.choice([1, 2, 3]))]
+    body = [_expr(rng, names, rng.choice([2, 3, 4]), integer)
+            for _ in range(rng.choice([1, 1, 2]))]
+    src = ("import torch\nimport torch.nn.functional as F\n\n\n"
+           f"def f({', '.join(names)}):\n    return {', '.join(body)}\n")
+    rows, cols = rng.choice([1, 3, 5, 17]), rng.choice([1, 4, 7, 33, 64])
+    shapes = [(rows, cols), (cols,), (rows, 1), (), (2, rows, cols)]
+    args = []
+    for i in range(len(names)):
+        shape = (rows, cols) if i == 0 else rng.choice(shapes)
+        if integer:
+            dt = rng.choice([torch.int32, torch.int64, torch.int16, torch.uint8])
+            args.append(torch.randint(0 if dt == torch.uint8 else -20, 20, shape, dtype=dt))
+            continue
+        dt = rng.choice([torch.float32, torch.float32, torch.float64, torch.float16,
+                         torch.int32, torch.bool])
+        if dt == torch.bool:
+            a = torch.rand(shape) > 0.5
+        elif dt == torch.int32:
+            a = torch.randint(-5, 6, shape, dtype=dt)
+        else:
+            a = (torch.randn(shape, dtype=torch.float64) * rng.choice([1, 3, 30])).to(dt)
+            if a.numel() > 2 and rng.random() < 0.3:
+                flat = a.view(-1)
+                for _ in range(2):
+                    flat[rng.randrange(a.numel())] = rng.choice(
+                        [float("nan"), float("inf"), float("-inf"), -0.0, 0.0])
+        args.append(a)
+    return src, args
+
+
+def _accepted_program(seed: int, tmp_path):
+    """The first program drawn from ``seed`` that eager PyTorch runs and TorchScript scripts
+    (a program breaking one of PyTorch's dtype rules is drawn again): (source, inputs as
+    numpy arrays, PyTorch's results as numpy arrays, the scripted graph's text)."""
+    import torch
+    rng = random.Random(seed)
+    torch.manual_seed(seed)
+    for attempt in range(50):
+        src, args = _program(rng)
+        mod = program_module(tmp_path, f"fuzz_{seed}_{attempt}", src)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                want = mod.f(*[a.clone() for a in args])
+                text = str(torch.jit.script(mod.f).graph)
+            except RuntimeError:
+                continue
+        wants = want if isinstance(want, tuple) else (want,)
+        return src, [a.numpy() for a in args], [w.numpy() for w in wants], text
+    raise AssertionError(f"seed {seed}: no program PyTorch accepts in 50 draws")
+
+
+_EPS = {np.dtype(np.float16): 2.0 ** -10, np.dtype(np.float32): 2.0 ** -23,
+        np.dtype(np.float64): 2.0 ** -52}
+
+
+def _agree(got, want, rel: float, what: str):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype and got.shape == want.shape, \
+        f"{what}: {got.dtype}{got.shape} vs {want.dtype}{want.shape}"
+    if want.dtype.kind != "f":
+        np.testing.assert_array_equal(got, want, err_msg=what)
+        return
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want), err_msg=f"{what}: NaNs")
+    inf = np.isinf(want) | np.isinf(got)
+    np.testing.assert_array_equal(got[inf], want[inf], err_msg=f"{what}: infinities")
+    fin = ~np.isnan(want) & ~inf
+    g, w = got[fin].astype(np.float64), want[fin].astype(np.float64)
+    err = np.abs(g - w) / (np.abs(w) + 1.0)
+    assert not err.size or err.max() <= rel, \
+        f"{what}: relative error {err.max():.3g} > {rel:.3g} at {np.argmax(err)}"
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_random_program(torch, tmp_path, seed):
+    src, inputs, wants, text = _accepted_program(seed, tmp_path)
+    results = {}
+    for mode, run in graph_modes(text):
+        got = run(*[x.copy() for x in inputs])
+        results[mode] = got if isinstance(got, tuple) else (got,)
+    floats = [x.dtype for x in inputs if x.dtype.kind == "f"]
+    for k, w in enumerate(wants):
+        eps = max([_EPS.get(w.dtype, 0.0)] + [_EPS[d] for d in floats])
+        for mode, got in results.items():
+            _agree(got[k], results["interpreted"][k], 64 * _EPS.get(w.dtype, 0.0),
+                   f"seed {seed} output {k}: {mode} vs interpreted\n{src}")
+            _agree(got[k], w, 256 * eps, f"seed {seed} output {k}: {mode} vs PyTorch\n{src}")
