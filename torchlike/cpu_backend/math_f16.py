@@ -89,26 +89,25 @@ def _from_bits_typer(f16c: bool):
     return typer
 
 
-def _bits_typer(f16c: bool):
+def _of_float32(result, build):
+    """An intrinsic's typer taking one float32 and returning ``result`` built by
+    ``build(builder, f)`` (``_to_half``, or the round trip through it)."""
     def typer(typingctx, f):
         if f != types.float32:
             return None
 
         def codegen(context, builder, sig, args):
-            return _to_half(builder, args[0], f16c)
-        return types.uint16(f), codegen
+            return build(builder, args[0])
+        return result(f), codegen
     return typer
+
+
+def _bits_typer(f16c: bool):
+    return _of_float32(types.uint16, lambda b, f: _to_half(b, f, f16c))
 
 
 def _round_typer(f16c: bool):
-    def typer(typingctx, f):
-        if f != types.float32:
-            return None
-
-        def codegen(context, builder, sig, args):
-            return _to_float(builder, _to_half(builder, args[0], f16c), f16c)
-        return types.float32(f), codegen
-    return typer
+    return _of_float32(types.float32, lambda b, f: _to_float(b, _to_half(b, f, f16c), f16c))
 
 
 # the target's conversions, and the portable ones (tests compare the two)
