@@ -512,3 +512,49 @@ def test_compile_errors_are_typed():
     assert "undefined_thing" in e.value.log
     with pytest.raises(CudaCompileError):  # a warning is an error for nvcc
         nvcc_compile('extern "C" __global__ void k(int* p) { int unused; p[0] = 1; }', "sm_80")
+
+
+@needs_nvrtc
+def test_cuda_images_keep_subnormals_and_are_cached(tmp_path):
+    """The real backend compiles with NVRTC itself (CuPy's RawModule appends -ftz=true, which
+    flushed 0.5 / 1e-38 to inf on a GPU): the PTX divides with ``div.rn.f32``, no ``.ftz``
+    anywhere, and ``a * b + c`` is not contracted into an FMA (the interpreter's rounding).  Images are cached on disk behind a SHA-256: the second build is a hit, and a
+    corrupt or truncated file is rebuilt, never handed to the driver."""
+    from torchlike import jit
+    from torchlike.cuda_backend.runtime import build_image, image_path, nvrtc_target
+    from torchlike.ir import parse_graph
+    assert nvrtc_target(90, [80, 90, 100]) == "sm_90"
+    assert nvrtc_target(95, [80, 90, 100]) == "compute_90"  # newer than NVRTC: PTX for the driver
+    graph = jit.fuse(parse_graph("""graph(%x : Tensor, %y : Tensor):
+  %a : Tensor = aten::div(%x, %y)
+  %b : Tensor = aten::sqrt(%a)
+  %c : Tensor = aten::mul(%b, %y)
+  %one : int = prim::Constant[value=1]()
+  %d : Tensor = aten::add(%c, %x, %one)
+  return (%d)"""))
+    x = np.array([0.5, 1e-38, 3.0, 1e-45], np.float32)
+    (src,) = jit.codegen(graph, x, x, backend="cuda")
+    saved = config.cache_dir()
+    config.set_cache_dir(tmp_path)
+    try:
+        ptx, hit = build_image(src, "compute_90")
+        text = ptx.rstrip(b"\0").decode()
+        assert not hit and ptx.endswith(b"\0")
+        assert "div.rn.f32" in text and "sqrt.rn.f32" in text and ".ftz" not in text
+        assert "mul.rn.f32" in text and "fma." not in text  # b * y + x: two roundings
+        cubin, hit = build_image(src, "sm_90")
+        assert not hit and cubin[:4] == b"\x7fELF"
+        assert build_image(src, "sm_90") == (cubin, True)
+        from cupy.cuda import nvrtc
+        path = image_path(src, "sm_90", nvrtc.getVersion())
+        assert path.endswith(".cubin") and path.startswith(str(tmp_path))
+        flip = lambda b: b[:40] + bytes([b[40] ^ 1]) + b[41:]  # one bit of the image
+        for damage in (lambda b: b[:-100], flip, lambda b: b""):
+            with open(path, "rb") as f:
+                blob = f.read()
+            with open(path, "wb") as f:
+                f.write(damage(blob))
+            assert build_image(src, "sm_90") == (cubin, False)
+        assert build_image(src, "sm_90") == (cubin, True)
+    finally:
+        config.set_cache_dir(saved)

@@ -5,8 +5,9 @@
 
 Both compile for a real architecture (a cubin, so the whole back end runs, not just the front
 end), with precise math: no ``--use_fast_math``, denormals kept (``--ftz=false``), IEEE division
-and square root.  Headers (``cuda_fp16.h``, ``cuda_bf16.h``) come from ``$CUDA_PATH/include`` or
-the ``cuda-toolkit`` pip package (``site-packages/nvidia/cu13/include``).
+and square root, no contraction of ``a * b + c`` into an FMA (``--fmad=false``).  Headers
+(``cuda_fp16.h``, ``cuda_bf16.h``) come from ``$CUDA_PATH/include`` or the ``cuda-toolkit`` pip
+package (``site-packages/nvidia/cu13/include``).
 """
 from __future__ import annotations
 
@@ -21,7 +22,10 @@ from typing import List, Optional, Tuple
 
 from ..errors import TorchlikeError
 
-PRECISE = ["--ftz=false", "--prec-div=true", "--prec-sqrt=true"]
+# --fmad=false: a * b + c is two roundings, as in the interpreter, the CPU kernels and the
+# emulator; contracted into one FMA it differs in the last bit and in the sign of a zero result
+# (float16 logaddexp2(-1, -1) gave -0.0 on an H200).  Explicit fmaf() calls still fuse.
+PRECISE = ["--ftz=false", "--prec-div=true", "--prec-sqrt=true", "--fmad=false"]
 
 
 class CudaCompileError(TorchlikeError, RuntimeError):
@@ -56,6 +60,8 @@ def cuda_include_dirs() -> List[str]:
 
 
 def nvrtc_options(arch: str = "sm_90") -> List[str]:
+    """What NVRTC compiles every kernel with: C++17, precise math (never --use_fast_math, never
+    -ftz=true), the CUDA headers."""
     opts = [f"--gpu-architecture={arch}", "--std=c++17", *PRECISE]
     opts += [f"-I{d}" for d in cuda_include_dirs()[:1]]
     return opts
@@ -63,7 +69,8 @@ def nvrtc_options(arch: str = "sm_90") -> List[str]:
 
 def nvrtc_compile(source: str, arch: str = "sm_90", name: str = "kernel.cu",
                   options: Optional[List[str]] = None) -> Tuple[bytes, str]:
-    """(cubin, log) of ``source`` for ``arch``; needs no GPU.  Raises CudaCompileError."""
+    """(cubin, log) of ``source`` for ``arch`` (``sm_XY``), or (PTX, log) for a virtual
+    ``compute_XY``; needs no GPU.  Raises CudaCompileError."""
     try:
         from cupy.cuda import nvrtc
     except Exception as e:  # cupy missing, or its NVRTC library
@@ -75,8 +82,11 @@ def nvrtc_compile(source: str, arch: str = "sm_90", name: str = "kernel.cu",
         except nvrtc.NVRTCError as e:
             raise CudaCompileError(f"NVRTC failed to compile {name} for {arch}: {e}",
                                    nvrtc.getProgramLog(prog), source) from None
-        log = nvrtc.getProgramLog(prog)
-        return nvrtc.getCUBIN(prog), log.strip("\x00").strip()
+        log = nvrtc.getProgramLog(prog).strip("\x00").strip()
+        if arch.startswith("compute_"):
+            ptx = nvrtc.getPTX(prog)
+            return (ptx.encode() if isinstance(ptx, str) else ptx).rstrip(b"\x00"), log
+        return nvrtc.getCUBIN(prog), log
     finally:
         nvrtc.destroyProgram(prog)
 

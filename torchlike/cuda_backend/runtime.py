@@ -1,36 +1,94 @@
-"""``CudaBackend``: generated CUDA kernels compiled with NVRTC (``cupy.RawModule``) and launched
-on CuPy's current stream.
+"""``CudaBackend``: generated CUDA kernels compiled with NVRTC and launched on CuPy's current
+stream.
 
 Inputs are cupy arrays or anything exposing ``__cuda_array_interface__`` (a PyTorch CUDA tensor
 through ``cupy.asarray(t)``, which does not copy); outputs are cupy arrays.  Each launch uses
 ``BLOCK`` threads per block and ``min(ceil(n / BLOCK), sm_count * BLOCKS_PER_SM)`` blocks: the
-grid-stride loop covers the rest.  Compiled modules persist in CuPy's own on-disk cache, placed
-under ``TORCHLIKE_CACHE_DIR`` (as ``CUPY_CACHE_DIR``) when that is set.
+grid-stride loop covers the rest.
+
+Kernels are compiled here, not by ``cupy.RawModule``: CuPy appends ``-ftz=true`` to every NVRTC
+compile, which flushes subnormal operands and results to zero (``0.5 / 1e-38`` would be inf),
+where PyTorch's CUDA kernels keep them.  NVRTC builds a cubin for the device (``sm_XY``; PTX for
+the newest architecture it knows where the device is newer), with ``compiler.PRECISE``.  The
+image is stored under ``kernel_dir("cuda")`` as ``<kernel>-<key>.cubin`` / ``.ptx``: a SHA-256
+of the image, then the image; the key hashes the source, target, options and NVRTC version.
+A file whose digest does not match is rebuilt, never handed to the driver.
 """
 from __future__ import annotations
 
+import hashlib
+import logging
 import os
-from typing import Optional, Tuple
+from typing import Optional, Sequence, Tuple
 
 import numpy as np
 
 from ..fuser.backend import ArraySpec, Backend, GroupSpec, KernelSource, Unsupported
-from ..fuser.cache import kernel_dir
+from ..fuser.cache import kernel_dir, write_bytes_atomic
 from ..fuser.stats import bump
 from . import codegen, row_codegen, row_launch
 from .codegen import BLOCK
-from .compiler import PRECISE, cuda_include_dirs
+from .compiler import CudaCompileError, nvrtc_compile, nvrtc_options
 from .launch import bind
 from .layout import plan
+
+logger = logging.getLogger("torchlike.cuda")
 
 BLOCKS_PER_SM = 32
 _NP = {"Q": np.uint64, "I": np.uint32, "i": np.int32, "q": np.int64, "d": np.float64,
        "?": np.bool_}
 
 
-def rawmodule_options() -> Tuple[str, ...]:
-    """NVRTC options: C++17, precise math (never --use_fast_math)."""
-    return ("--std=c++17", *PRECISE, *[f"-I{d}" for d in cuda_include_dirs()[:1]])
+def nvrtc_target(cc: int, known: Sequence[int]) -> str:
+    """NVRTC's target for a device of compute capability ``cc`` (90 for 9.0): the real
+    ``sm_<cc>`` where NVRTC knows it (a cubin), else the virtual ``compute_<newest known below
+    cc>`` (PTX, which the driver compiles for the device).
+
+        >>> nvrtc_target(90, [75, 80, 86, 90, 100]), nvrtc_target(91, [80, 90])
+        ('sm_90', 'compute_90')
+    """
+    if not known or cc in known:
+        return f"sm_{cc}"
+    lower = [a for a in known if a < cc]
+    return f"compute_{max(lower)}" if lower else f"sm_{cc}"
+
+
+def image_path(source: KernelSource, target: str, nvrtc_version) -> str:
+    """Where the compiled image of ``source`` for ``target`` lives in the kernel cache."""
+    key = "\0".join([source.source, target, *nvrtc_options(target), repr(nvrtc_version)])
+    digest = hashlib.sha256(key.encode()).hexdigest()[:32]
+    ext = "cubin" if target.startswith("sm_") else "ptx"
+    return os.path.join(kernel_dir("cuda"), f"{source.name}-{digest}.{ext}")
+
+
+def read_image(path: str) -> Optional[bytes]:
+    """The image stored at ``path`` if its digest matches, else None (missing or corrupt)."""
+    try:
+        with open(path, "rb") as f:
+            blob = f.read()
+    except OSError:
+        return None
+    digest, image = blob[:32], blob[32:]
+    if len(blob) <= 32 or hashlib.sha256(image).digest() != digest:
+        logger.info("kernel cache entry %s is corrupt: rebuilding it", path)
+        return None
+    return image
+
+
+def build_image(source: KernelSource, target: str) -> Tuple[bytes, bool]:
+    """(the image the driver loads, whether it came from the disk cache): NVRTC's cubin (or
+    NUL-terminated PTX) of ``source`` for ``target``, compiled and stored unless a sound copy is
+    on disk.  Needs NVRTC, not a GPU.  Raises CudaCompileError."""
+    from cupy.cuda import nvrtc
+    path = image_path(source, target, nvrtc.getVersion())
+    image = read_image(path)
+    if image is not None:
+        return image, True
+    image, _log = nvrtc_compile(source.source, target, f"{source.name}.cu")
+    if not target.startswith("sm_"):
+        image += b"\0"  # the driver reads PTX as a NUL-terminated string
+    write_bytes_atomic(path, hashlib.sha256(image).digest() + image)
+    return image, False
 
 
 class _GpuDevice:
@@ -97,6 +155,7 @@ class CudaBackend(Backend):
 
     def __init__(self):
         self._sm_count: Optional[int] = None
+        self._target: Optional[str] = None  # nvrtc_target of the current device, once asked
 
     def available(self) -> Tuple[bool, str]:
         try:
@@ -135,20 +194,33 @@ class CudaBackend(Backend):
 
     def compile(self, source: KernelSource) -> CudaKernel:
         import cupy
-        if os.environ.get("TORCHLIKE_CACHE_DIR") and "CUPY_CACHE_DIR" not in os.environ:
-            os.environ["CUPY_CACHE_DIR"] = kernel_dir("cuda")
+        from cupy.cuda import nvrtc
+        from cupy.cuda.function import Module
+        dev = cupy.cuda.Device()
+        if self._target is None:
+            known = ()
+            try:
+                known = tuple(nvrtc.getSupportedArchs())
+            except Exception:  # an NVRTC older than 11.2 cannot say: ask for the device's own
+                pass
+            self._target = nvrtc_target(int(dev.compute_capability), known)
+            self._sm_count = int(dev.attributes["MultiProcessorCount"])
         try:
-            module = cupy.RawModule(code=source.source, options=rawmodule_options())
+            image, hit = build_image(source, self._target)
+        except CudaCompileError as e:
+            first = str(e).strip().splitlines()[0]
+            raise Unsupported(f"compile failed: NVRTC: {first[:200]}") from None
+        module = Module()
+        try:
+            module.load(image)
             for entry in source.info.entries:
-                module.get_function(entry)  # compiles (or loads from CuPy's disk cache) now
+                module.get_function(entry)
         except Exception as e:
             first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-            raise Unsupported(f"compile failed: NVRTC: {first[:200]}") from None
-        bump("kernels_compiled")
-        if self._sm_count is None:
-            dev = cupy.cuda.Device()
-            self._sm_count = int(dev.attributes["MultiProcessorCount"])
+            raise Unsupported(f"the CUDA driver refused the compiled kernel: {first[:200]}"
+                              ) from None
+        bump("disk_hits" if hit else "kernels_compiled")
         return CudaKernel(source, module, self._sm_count)
 
 
-__all__ = ["CudaBackend", "CudaKernel", "rawmodule_options"]
+__all__ = ["CudaBackend", "CudaKernel", "build_image", "image_path", "nvrtc_target", "read_image"]

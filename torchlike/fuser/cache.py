@@ -92,11 +92,16 @@ def read_text(path: str) -> Optional[str]:
 
 def write_atomic(path: str, text: str) -> None:
     """Write ``text`` to ``path`` so that readers see either the old file or the whole new one."""
+    write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def write_bytes_atomic(path: str, data: bytes) -> None:
+    """``write_atomic`` for bytes (a compiled image)."""
     directory = os.path.dirname(path)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".py")
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -128,7 +133,7 @@ def _backend_dirs(backends: Iterable[str]) -> Dict[str, str]:
 
 def disk_usage(backends: Iterable[str]) -> Dict[str, Tuple[int, int]]:
     """backend -> (kernels, bytes) on disk.  A kernel is a top-level file of the backend's
-    directory (a ``<hash>.py`` module for cpu, a CuPy binary for cuda, a ``.so`` for
+    directory (a ``<hash>.py`` module for cpu, a ``.cubin`` or ``.ptx`` image for cuda, a ``.so`` for
     cuda-emulated); the bytes count everything below it (Numba's machine code included).
     Backends without a directory are left out."""
     out: Dict[str, Tuple[int, int]] = {}
