@@ -4,6 +4,9 @@ the reason "no CUDA GPU present", where cupy or a device is missing."""
 import numpy as np
 import pytest
 from corpus_utils import CASES, assert_matches, flatten_outputs, graph_files, graph_text, input_sets
+from differential import Matrix, to_gpu, to_host
+from test_corpus import TRACE_BAKES_CONTROL_FLOW
+from test_cuda_codegen import MATRIX
 
 from torchlike import backends, jit
 from torchlike.cuda_backend.runtime import CudaBackend
@@ -11,7 +14,6 @@ from torchlike.errors import IntegerDivisionByZeroError
 from torchlike.fuser import backend as fb
 from torchlike.fuser import config, executor
 from torchlike.fuser.stats import reset_stats, stats
-from torchlike.interpreter import Interpreter
 from torchlike.ir import parse_graph
 
 _ok, _why = CudaBackend().available()
@@ -39,34 +41,11 @@ def _cuda_backend(tmp_path_factory):
     executor.clear_caches()
 
 
-def to_gpu(a):
-    """A cupy array with ``a``'s values and layout (transposed, sliced, broadcast views kept)."""
-    import cupy
-    if not isinstance(a, np.ndarray):
-        return a
-    if a.flags.c_contiguous or a.ndim == 0:
-        return cupy.asarray(a)
-    if 0 in a.strides:
-        index = tuple(slice(0, 1) if s == 0 else slice(None) for s in a.strides)
-        return cupy.broadcast_to(cupy.asarray(np.ascontiguousarray(a[index])), a.shape)
-    span = 1 + sum((n - 1) * abs(s) for n, s in zip(a.shape, a.strides)) // a.itemsize
-    buf = cupy.zeros(max(span, 1), a.dtype)
-    view = cupy.lib.stride_tricks.as_strided(buf, a.shape, tuple(abs(s) for s in a.strides))
-    view[...] = cupy.asarray(np.ascontiguousarray(a))
-    return view
-
-
-def to_host(v):
-    import cupy
-    return cupy.asnumpy(v) if isinstance(v, cupy.ndarray) else v
-
-
 @pytest.mark.parametrize("case,which", [(c, w) for c in CASES for w in graph_files(c)])
 def test_corpus_on_gpu(case, which):
     graph = jit.fuse(parse_graph(graph_text(case, which)))
     for label, args, expected in input_sets(case):
-        if which == "traced" and label != "inputs" and case in ("decision_gate",
-                                                                "script_if_else_chains"):
+        if "traced" in which and label != "inputs" and case in TRACE_BAKES_CONTROL_FLOW:
             continue  # the trace baked in its example's branch (tests/corpus/README.md)
         reset_stats()
         out = flatten_outputs(jit.run(graph, *[to_gpu(a) for a in args]))
@@ -75,24 +54,14 @@ def test_corpus_on_gpu(case, which):
         assert stats()["fallbacks"] == {}
 
 
-def test_registry_ops_on_gpu():
-    """The CPU emulator's matrix (tests/test_cuda_codegen.py), run on the GPU."""
-    import cupy
-    from test_cuda_codegen import MATRIX, Case, assert_same
-
-    from torchlike.ir.graph import Graph
-    from torchlike.ir.types import TENSOR
-    for dtype, layout in MATRIX:
-        case = Case(dtype, layout)
-        outer = Graph()
-        ins = [outer.add_input(f"x{i}", TENSOR) for i in range(4)]
-        node = outer.create("prim::FusionGroup", ins, [TENSOR] * len(case.sub.outputs),
-                            {"Subgraph": case.sub})
-        with np.errstate(all="ignore"):
-            expected = Interpreter(case.sub).run_outputs(list(case.args))
-        got = executor.run_fusion_group(node, cupy, [to_gpu(a) for a in case.args])
-        for op, g, e in zip(case.ops, got, expected):
-            assert_same([to_host(g)], [e], f"{op.name} {dtype} {layout}")
+@pytest.mark.parametrize("dtype,layout", MATRIX)
+def test_registry_ops_on_gpu(dtype, layout):
+    """The CPU emulator's matrix (tests/test_cuda_codegen.py: every registry op case over each
+    dtype and layout, special values included), one compiled kernel per dtype and layout on the
+    GPU, against the interpreter."""
+    r = Matrix("cuda", [(dtype, layout)]).check_case(dtype, layout)
+    failures = r.failures()
+    assert not failures, "\n".join(failures[:12])
 
 
 def test_integer_division_by_zero_on_gpu():
@@ -111,3 +80,66 @@ def test_integer_division_by_zero_on_gpu():
                                   np.arange(-5, 5) % 3)
     with pytest.raises(IntegerDivisionByZeroError):
         executor.run_fusion_group(node, cupy, [x, x])
+
+
+# -- row reductions (cuda_backend.row_codegen) on the GPU ----------------------------------------
+# The emulator runs these kernels' exact source in CI (tests/test_cuda_rows.py); here the
+# launcher picks the team and the vector entry as it does for a user, over row lengths that take
+# the warp, block, scalar-tail and vector paths, against the interpreter.
+
+ROW_SHAPES = [(3, 7), (5, 33), (4, 64), (3, 1000), (2, 4097), (700, 96), (16, 32768)]
+
+
+def _rows_on_gpu(graph, args, dtype, label):
+    from test_fused_reductions import close, interpreted
+    fused = jit.fuse(graph)
+    assert any(n.kind == "prim::FusionGroup" for n in fused.nodes), label
+    reset_stats()
+    got = flatten_outputs(jit.run(fused, *[to_gpu(a) for a in args]))
+    s = stats()
+    assert s["fallbacks"] == {} and s["groups_split"] == 0, (label, s)
+    for g, w in zip(got, interpreted(graph, *args), strict=True):
+        close(to_host(g), w, dtype, label)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("kind,keepdim,post", [
+    ("aten::sum", True, "sub"), ("aten::sum", False, "exp"), ("aten::mean", True, "sub"),
+    ("aten::amax", True, "sub"), ("aten::amin", False, ""), ("aten::softmax", True, ""),
+    ("aten::log_softmax", True, ""), ("aten::var", True, "sub"), ("aten::std", False, ""),
+    ("aten::logsumexp", True, "sub")])
+def test_row_reductions_on_gpu(kind, keepdim, post, dtype):
+    from test_fused_reductions import data, reduction_graph
+    graph = parse_graph(reduction_graph(kind, keepdim=keepdim, pre="mul", post=post))
+    for shape in ROW_SHAPES:
+        _rows_on_gpu(graph, [data(shape, dtype, seed=shape[-1])], dtype,
+                     f"{kind} keepdim={keepdim} {post} {dtype} {shape}")
+
+
+def test_row_special_values_on_gpu():
+    """NaN, +-inf and all-inf rows propagate as in the interpreter (PyTorch's rules)."""
+    from test_fused_reductions import data, reduction_graph
+    x = data((7, 1024), "float32")
+    x[0, 3] = np.nan
+    x[1, :] = -np.inf
+    x[2, 4] = np.inf
+    x[3, :] = np.inf
+    x[4, 2] = -np.inf
+    x[5, 1000] = np.nan
+    x[5, 1001] = np.inf
+    for kind in ("aten::sum", "aten::amax", "aten::amin", "aten::softmax", "aten::log_softmax",
+                 "aten::var", "aten::logsumexp"):
+        with np.errstate(all="ignore"):
+            _rows_on_gpu(parse_graph(reduction_graph(kind)), [x], "float32", kind)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_row_composites_on_gpu(dtype):
+    """softmax by hand, RMS norm, layer norm with per-row outputs: one group each, on the GPU."""
+    from test_fused_reductions import LAYER_NORM_STATS, RMS_NORM, SOFTMAX_MANUAL, data
+    rng = np.random.default_rng(3)
+    for text, n_in in ((SOFTMAX_MANUAL, 1), (RMS_NORM, 2), (LAYER_NORM_STATS, 3)):
+        for shape in [(8, 33), (3, 1024), (2, 4097), (512, 64)]:
+            args = [data(shape, dtype)] + [rng.standard_normal(shape[-1:]).astype(dtype)
+                                           for _ in range(n_in - 1)]
+            _rows_on_gpu(parse_graph(text), args, dtype, f"{text.splitlines()[-1]} {shape}")
