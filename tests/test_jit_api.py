@@ -9,7 +9,7 @@ from corpus_utils import CASES, graph_files, graph_text, input_sets
 
 import torchlike
 from torchlike import jit
-from torchlike.errors import UnsupportedOpError
+from torchlike.errors import ExecutionError, UnsupportedOpError
 from torchlike.ir import BOOL, INT, Graph, TensorType, TupleType
 from torchlike.ir.parser import parse_graph
 from torchlike.jit import ScriptFunction, SerializationError
@@ -289,6 +289,27 @@ def test_run_interprets_a_graph_and_errors_are_exported():
     np.testing.assert_allclose(jit.run(_affine_graph(), X), X * 2.5 + 0.123456789012345,
                                rtol=1e-6)
     assert issubclass(jit.ScriptError, torchlike.errors.TorchlikeError)
+
+
+@pytest.mark.parametrize("node,message", [
+    ("aten::exp(%x, %x, %x)", r"aten::exp\(Tensor self\) takes at most 1 input, the node has 3"),
+    ("aten::mul(%x, %x, %x)", r"aten::mul\(Tensor self, Tensor other\) takes at most 2 inputs"),
+    ("aten::relu(%x, %x)", r"aten::relu\(Tensor self\) takes at most 1 input, the node has 2")])
+def test_a_node_with_more_inputs_than_its_schema_is_an_error(node, message):
+    """Malformed text: the op's impl would have ignored the extra inputs (exp(x, x, x) ran as
+    exp(x)); fused or not, the error names the node and its source line."""
+    g = parse_graph(f"""graph(%x : Tensor):
+  %y : Tensor = aten::neg(%x)
+  %t : Tensor = {node} # model.py:7:12
+  %z : Tensor = aten::mul(%t, %y)
+  return (%z)""")
+    for graph in (g, jit.fuse(g)):
+        with pytest.raises(ExecutionError, match=r"%t\) at model.py:7:12: " + message):
+            jit.run(graph, X)
+    fmt = parse_graph("""graph(%s : str, %a : int, %b : float):
+  %f : str = aten::format(%s, %a, %b)
+  return (%f)""")
+    assert jit.run(fmt, "{} and {}", 1, 2.5) == "1 and 2.5"  # format's arguments are its own
 
 
 def test_fuse_and_stats_delegate_to_the_fuser():

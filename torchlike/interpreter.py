@@ -134,6 +134,11 @@ class Interpreter:
             sub = node.attrs[SUBGRAPH_ATTR]
             return _unpack(Interpreter(sub).run_outputs(args), node)
         op = registry.get(kind)
+        most = op.max_inputs
+        if most is not None and len(args) > most:
+            schema = ", ".join(f"{p.type} {p.name}" for p in op.params)
+            raise ExecutionError(f"{node.describe()}: {kind}({schema}) takes at most {most} "
+                                 f"input{'s' * (most != 1)}, the node has {len(args)}", node)
         attrs = node.attrs
         return op.impl(xp, *args, **attrs) if attrs else op.impl(xp, *args)
 

@@ -74,6 +74,17 @@ class OpDef:
                                             # (ops/derivatives.py; None: not differentiable)
 
     @property
+    def max_inputs(self) -> Optional[int]:
+        """The most inputs a node of an elementwise op may have (None: not checked).  A node
+        with more is malformed: the builder's impl would ignore the extra inputs, a silently
+        wrong answer.  Other ops' impls either take fixed arguments (extra ones raise) or read
+        their overloads' inputs themselves (``sort.stable``), and ``normalize`` maps other
+        overloads (``aten::to``) onto the schema."""
+        if not self.is_elementwise or self.normalize is not None:
+            return None
+        return len(self.params)
+
+    @property
     def is_elementwise(self) -> bool:
         return self.category == "elementwise"
 
