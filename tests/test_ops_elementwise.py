@@ -317,6 +317,30 @@ def test_clamp_with_absent_bound(backend):
     assert_same(got, [op.impl(np, x, None, hi)], backend)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_addcmul_value_on_integer_tensors(torch, backend):
+    """A float ``value`` with integer tensors is the tensors' type, truncated (PyTorch's
+    value.to<scalar_t>(): addcmul(x, x, x, value=1.7) is x + 1 * x * x); one that does not fit
+    the type is PyTorch's overflow error; float tensors keep it as it is."""
+    require(backend_missing(backend))
+    for value in (0.5, 1.7, -1.5, -0.5, 3, 300):
+        for dtype in ("int32", "uint8", "int8", "int64", "float32"):
+            x = np.array([1, 2, 3, 100] if dtype == "uint8" else [1, 2, 3, -4], dtype)
+            t = torch.from_numpy(x)
+            node = group_node(1, lambda s, p, v=value: [
+                add_op(s, "aten::addcmul", [p[0], p[0], p[0], const(s, v)])])
+            try:
+                want = torch.addcmul(t, t, t, value=value).numpy()
+            except RuntimeError as e:
+                assert "without overflow" in str(e)
+                if backend != "cuda-emulated":  # it runs analyze() alone: the executor
+                    with pytest.raises(ExecutionError, match="without overflow"):  # interprets
+                        run(backend, node, [x])  # a group whose dtype rule raises
+                continue
+            (got,) = run(backend, node, [x])
+            assert compare(got, want) is None, (value, dtype, got, want)
+
+
 def test_numba_int_division_sets_error_flag():
     import numba
 

@@ -454,9 +454,26 @@ def _rule_addcdiv(infos, attrs):
 
 # PyTorch's kernels compute self + value * t1 * t2 and self + value * t1 / t2, left to right
 # (PointwiseOpsKernel.cpp): value * t1 can overflow where t1 / t2 would not, and torch says inf.
+def _value_in(value, dtype):
+    """addcmul's ``value`` as the integer tensors' type: PyTorch's value.to<scalar_t>()
+    truncates toward zero (addcmul(int32 x, x, x, value=0.5) is x + 0 * x * x; add's alpha
+    refuses a float there instead)."""
+    return int(value) if np.dtype(dtype).kind in "iu" else value
+
+
+def _rule_addcmul(infos, attrs):
+    dt = result_type(infos)
+    value = attrs.get("value", 1)
+    if np.dtype(dt).kind in "iu":
+        info = np.iinfo(dt)
+        if not info.min <= value <= info.max:  # PyTorch's checked Scalar conversion
+            raise ExecutionError(f"value cannot be converted to type {dt} without overflow")
+    return dt, dt
+
+
 elementwise("aten::addcmul", "Tensor self, Tensor tensor1, Tensor tensor2, Scalar value=1",
-            ref=lambda xp, a, t1, t2, value=1: a + _alpha(xp, t1, value) * t2,
-            dtype_rule=lambda infos, attrs: _rule_alpha(infos, {"alpha": attrs.get("value", 1)}),
+            ref=lambda xp, a, t1, t2, value=1: a + _alpha(xp, t1, _value_in(value, a.dtype)) * t2,
+            dtype_rule=lambda infos, attrs: _rule_addcmul(infos, attrs),
             dtypes="number",
             numba="{self} + np.{T}({value}) * {tensor1} * {tensor2}",
             cuda=_t_unless("value", 1, "{self} + {tensor1} * {tensor2}",
