@@ -729,3 +729,23 @@ def test_infer_through_list_construct_and_sizes():
     node2 = g.create("aten::reshape", [x, dims2], [TENSOR])
     assert registry.get("aten::reshape").infer(node2, [x.type, dims2.type]) == \
         [TensorType("float32", (None, 3))]
+
+
+@pytest.mark.parametrize("name", ["sum", "mean", "cumsum", "cumprod", "vector_norm", "norm"])
+def test_reductions_of_inf_and_nan_are_silent_and_match_torch(torch, name):
+    """inf - inf inside a sum, an overflowing product or square: IEEE results, computed by
+    PyTorch without a warning; numpy's warning would be an error under ``-W error``."""
+    import warnings
+    x = np.array([[np.inf, -np.inf, 1.0], [np.nan, 2.0, 3.0], [1e38, 1e38, -1e38]], np.float32)
+    calls = {"sum": ("aten::sum", [[-1], False, None], lambda t: t.sum(-1)),
+             "mean": ("aten::mean", [[-1], False, None], lambda t: t.mean(-1)),
+             "cumsum": ("aten::cumsum", [1, None], lambda t: t.cumsum(1)),
+             "cumprod": ("aten::cumprod", [1, None], lambda t: t.cumprod(1)),
+             "vector_norm": ("aten::linalg_vector_norm", [2, [1], False, None],
+                             lambda t: torch.linalg.vector_norm(t, 2, [1])),
+             "norm": ("aten::norm", [2, [1], False], lambda t: t.norm(2, [1]))}
+    kind, args, ref = calls[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = registry.get(kind).impl(np, x, *args)
+    np.testing.assert_array_equal(got, ref(torch.from_numpy(x)).numpy())

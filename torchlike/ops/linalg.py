@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .functions import register_function
-from .registry import OpDef, defop, register
+from .registry import OpDef, defop, quiet, register
 from .tensor_common import array_module_of, broadcast_shapes, compute_dtype, like, tensor_in
 
 # -- matmul --------------------------------------------------------------------------------------
@@ -101,7 +101,7 @@ def _vector_norm(xp, x, ord=2, dim=None, keepdim=False, dtype=None):
 
 
 defop("aten::linalg_vector_norm", "Tensor self, Scalar ord=2, int[1]? dim=None, "
-      "bool keepdim=False, ScalarType? dtype=None", _vector_norm, category="reduction")
+      "bool keepdim=False, ScalarType? dtype=None", quiet(_vector_norm), category="reduction")
 
 
 def _norm(xp, x, *args):
@@ -122,7 +122,7 @@ def _norm(xp, x, *args):
     return _vector_norm(xp, x, 2 if p == "fro" else p, dim, keepdim, dtype)
 
 
-register(OpDef("aten::norm", (), _norm, category="reduction", python_name="norm"))
+register(OpDef("aten::norm", (), quiet(_norm), category="reduction", python_name="norm"))
 
 
 def _functional_norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.types import ListType, TensorType
-from .registry import defop
+from .registry import defop, quiet
 from .tensor_common import (
     arg,
     compute_dtype,
@@ -104,9 +104,9 @@ def _infer_pair(node, types):
     return [TensorType(dt), TensorType("int64")]
 
 
-defop("aten::cumsum", "Tensor self, int dim, ScalarType? dtype=None", _scan("cumsum"),
+defop("aten::cumsum", "Tensor self, int dim, ScalarType? dtype=None", quiet(_scan("cumsum")),
       infer=_infer_scan)
-defop("aten::cumprod", "Tensor self, int dim, ScalarType? dtype=None", _scan("cumprod"),
+defop("aten::cumprod", "Tensor self, int dim, ScalarType? dtype=None", quiet(_scan("cumprod")),
       infer=_infer_scan)
 defop("aten::topk", "Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True",
       _topk, num_outputs=2, infer=_infer_pair)

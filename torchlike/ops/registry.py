@@ -239,6 +239,17 @@ def unregister(name: str) -> None:
         version += 1
 
 
+def quiet(impl: Callable) -> Callable:
+    """``impl`` under ``np.errstate(all="ignore")``: inf - inf in a sum, an overflowing product
+    or square are IEEE results PyTorch computes without a word, where numpy warns (an error
+    under ``-W error``)."""
+    def run(xp, *args, **kwargs):
+        with np.errstate(all="ignore"):
+            return impl(xp, *args, **kwargs)
+    run.__name__, run.__doc__ = getattr(impl, "__name__", "impl"), impl.__doc__
+    return run
+
+
 def defop(name: str, schema: str, impl: Callable, **kwargs) -> OpDef:
     """Register a non-elementwise op; ``python_name`` defaults to the name after ``::``."""
     kwargs.setdefault("python_name", name.split("::")[1])
