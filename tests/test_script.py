@@ -696,3 +696,27 @@ def test_a_list_literal_indexed_by_a_variable():
     x = np.ones(2, np.float32)
     np.testing.assert_array_equal(f(x, 1), x * 7 + 5)
     np.testing.assert_array_equal(f(x, -2), x * 7 + 3)
+
+
+NORM_CALLS = """
+import torchlike as tl
+
+
+def f(a):
+    return (a.norm(dim=-1), a.norm(p=1, dim=1, keepdim=True), tl.norm(a, dim=(0, 1)),
+            a.norm(2, -1), a.norm())
+"""
+
+
+def test_norm_keywords_trace_and_script(torch, tmp_path):
+    """``x.norm(dim=-1)`` and ``torch.norm(x, dim=...)``: aten::norm has overloads (no one
+    schema), so keywords bind by its Python signature (p, dim, keepdim, dtype).  Scripted,
+    the keywords were dropped: tl.norm(a, dim=-1) was the norm of every element."""
+    from graph_modes import check_torch, program_module
+    f = program_module(tmp_path, "norm_calls", NORM_CALLS).f
+    x = np.random.default_rng(0).standard_normal((3, 4, 5)).astype(np.float32)
+    t = torch.from_numpy(x)
+    want = (t.norm(dim=-1), t.norm(p=1, dim=1, keepdim=True), torch.norm(t, dim=(0, 1)),
+            t.norm(2, -1), t.norm())
+    check_torch(jit.trace(f, (x,))(x), want)
+    check_torch(jit.script(f)(x), want)

@@ -175,7 +175,8 @@ class GraphBuilder:
             if kwargs:
                 raise self.error(f"{kind} takes no keyword arguments here", node)
         else:
-            if op.params:
+            params = op.params or (op.python_params if kwargs else ())  # x.norm(dim=1)
+            if params:
                 # tl.zeros(3, 4): the leading ints are the size list (literals or int values)
                 args = registry.gather_size(op, args, lambda a: registry.is_int_literal(a) or (
                     isinstance(a, Value) and a.type == INT))
@@ -185,9 +186,13 @@ class GraphBuilder:
                     bound = op.bind(args, dict(kwargs))
                 except TypeError as e:
                     raise self.error(f"bad arguments for {op.name}: {e}", node) from None
-                inputs = [self.argument(a, p, node) for a, p in zip(bound, op.params, strict=False)]
-            else:
-                inputs = [self.materialize(a, node) for a in args]
+                inputs = [self.argument(a, p, node) for a, p in zip(bound, params, strict=False)]
+            else:  # overloads told apart by argument count; a factory's dtype=... goes last
+                try:
+                    bound = op.bind(list(args), dict(kwargs))
+                except TypeError as e:
+                    raise self.error(f"bad arguments for {op.name}: {e}", node) from None
+                inputs = [self.materialize(a, node) for a in bound]
         result_types = self.result_types(op, kind, inputs)
         n = self.create(kind, inputs, result_types, node)
         if op is not None and op.infer is not None and any(t.is_tensor() for t in result_types):

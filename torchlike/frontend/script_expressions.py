@@ -311,7 +311,8 @@ class ExpressionLowering(ModuleLowering, GraphBuilder):
             return self.emit_op(LIST_METHODS[callee.name], [callee.value] + args, kwargs, e)
         if isinstance(callee, Method):
             op = self.ops_by_name(callee.name)
-            if op is None or not op.params or op.params[0].name != "self":
+            params = () if op is None else op.params or op.python_params  # x.norm(dim=1)
+            if not params or params[0].name != "self":
                 raise self.error(f"tensor method '{callee.name}' has no op in torchlike's "
                                  f"registry", e.func)
             return self.emit_op(op.name, [callee.value] + args, kwargs, e, op=op)

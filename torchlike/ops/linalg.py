@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .functions import register_function
-from .registry import OpDef, defop, quiet, register
+from .registry import OpDef, defop, parse_schema, quiet, register
 from .tensor_common import array_module_of, broadcast_shapes, compute_dtype, like, tensor_in
 
 # -- matmul --------------------------------------------------------------------------------------
@@ -122,7 +122,11 @@ def _norm(xp, x, *args):
     return _vector_norm(xp, x, 2 if p == "fro" else p, dim, keepdim, dtype)
 
 
-register(OpDef("aten::norm", (), quiet(_norm), category="reduction", python_name="norm"))
+# torch.norm / Tensor.norm's Python signature, for keyword calls (x.norm(dim=-1)); the graph
+# gets all four, which ``_norm`` reads as the (p, dim, keepdim, dtype) overload
+register(OpDef("aten::norm", (), quiet(_norm), category="reduction", python_name="norm",
+               python_params=parse_schema("Tensor self, Scalar? p=\"fro\", int[1]? dim=None, "
+                                          "bool keepdim=False, ScalarType? dtype=None")))
 
 
 def _functional_norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):

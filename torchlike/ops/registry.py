@@ -72,6 +72,8 @@ class OpDef:
                                             # operands' own dtypes and the out dtype (OpDtypes)
     vjp: Optional[Callable] = None          # derivative rule (ctx, grads) -> input cotangents
                                             # (ops/derivatives.py; None: not differentiable)
+    python_params: Tuple[Param, ...] = ()   # an op of overloads (no ``params``) called from
+                                            # Python with keywords binds by these: x.norm(dim=1)
 
     @property
     def max_inputs(self) -> Optional[int]:
@@ -106,6 +108,8 @@ class OpDef:
         """Positional + keyword arguments -> the full argument list, defaults filled in.
         A leading ``int[] size`` also takes its items as separate positional ints, as PyTorch's
         ``torch.zeros(3, 4)`` does."""
+        if not self.params and self.python_params and kwargs:  # x.norm(dim=-1): every one
+            return OpDef(self.name, self.python_params, self.impl).bind(args, kwargs)
         if not self.params:  # overloads told apart by argument count (arange, norm): as given
             if kwargs and not set(kwargs) <= set(_OPTIONS):
                 raise TypeError(f"{self.name}() takes positional arguments only here, got "
