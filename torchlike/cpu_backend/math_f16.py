@@ -131,3 +131,40 @@ def _f16_bits(x):
 def _f16_round(x):
     """``x`` rounded to float16, as a float32."""
     return _f16_round_f32(np.float32(x))
+
+
+# -- __truncdfhf2 for the JIT ---------------------------------------------------------------------
+# F16C has no float64 -> float16 instruction: where LLVM folds a kernel's float64 -> float32 ->
+# float16 conversions into one float64 -> float16 fptrunc it calls compiler-rt's __truncdfhf2,
+# which a Numba process does not have: the kernel jumped to address 0 (a float64 tensor's
+# .half() under asinh, found by tests/test_fuzz_programs.py).  This one rounds through float32,
+# as the kernel's source does and PyTorch's c10::Half(double): the fold changes nothing.  It
+# returns the half in xmm0's low 16 bits (LLVM's x86-64 ABI for half): a float32 whose bits are
+# the half's, zero-extended.
+
+@intrinsic
+def _bits_as_f32(typingctx, h):
+    if not isinstance(h, types.Integer):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(builder.zext(args[0], _I32), _F32)
+    return types.float32(h), codegen
+
+
+def _install_truncdfhf2() -> None:
+    from llvmlite import binding
+    from numba import cfunc
+    if binding.address_of_symbol("__truncdfhf2"):
+        return
+
+    @cfunc(types.float32(types.float64), nopython=True, cache=True)
+    def truncdfhf2(x):
+        return _bits_as_f32(_f16_bits_portable(np.float32(x)))
+    binding.add_symbol("__truncdfhf2", truncdfhf2.address)
+    _KEEP.append(truncdfhf2)
+
+
+_KEEP: list = []  # the cfunc's machine code lives as long as this module
+if HAS_F16C:
+    _install_truncdfhf2()
