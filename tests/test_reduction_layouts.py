@@ -321,3 +321,31 @@ def test_column_sums_split_along_the_rows(strict_cpu, shape, dims, keep):
     got = run_compiled(fused, x, y)
     for a, b in zip(got, interpreted(graph, x, y), strict=True):
         close(a, b, "float32", f"{shape} over {dims}")
+
+
+COLUMN_SUM_BESIDE_A_0D_INPUT = """
+graph(%x : Tensor, %z : Tensor):
+  %none : NoneType = prim::Constant()
+  %false : bool = prim::Constant[value=0]()
+  %dims : int[] = prim::Constant[value=[0]]()
+  %lo : int = prim::Constant[value=-1]()
+  %hi : int = prim::Constant[value=1]()
+  %e : Tensor = aten::logaddexp(%x, %x)
+  %s : Tensor = aten::sum(%e, %dims, %false, %none)
+  %g : Tensor = aten::sign(%s)
+  %c : Tensor = aten::clamp(%z, %lo, %hi)
+  %a : Tensor = aten::acos(%c)
+  %q : Tensor = aten::mul(%g, %a)
+  return (%q)
+"""
+
+
+def test_column_sum_beside_a_0d_input(strict_cpu):
+    """The split column-sum kernel computes per-column values of a 0-d input's expression
+    (acos(clamp(z))) before the passes; the input was named after them: KeyError inside the
+    fuser (found by tests/test_fuzz_programs.py, seed 392 of 1000)."""
+    graph = parse_graph(COLUMN_SUM_BESIDE_A_0D_INPUT)
+    x, z = data((5, 64), "float32"), np.array(0.25, np.float32)
+    got = run_compiled(fuse(graph), x, z)
+    for a, b in zip(got, interpreted(graph, x, z), strict=True):
+        close(a, b, "float32")

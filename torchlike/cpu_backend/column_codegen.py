@@ -262,8 +262,9 @@ class ColumnRenderer(RowRenderer):
         outer index, block of whole rows' columns) write partial sums, then units of (outer
         index, column block) add them up in chunk order and finish."""
         ind = lambda lines: ["    " + s for s in lines]  # noqa: E731
+        uniform = self.uniform_lines()  # first: the column values may read a 0-d input
         first = self.column_lines(0)
-        setup = self.uniform_lines() + (["for j in range(W):"] + ind(first) if first else [])
+        setup = uniform + (["for j in range(W):"] + ind(first) if first else [])
         parts = self.pass_parts(1)
         finish = ["for j in range(W):"] + ind(parts.after) + self.column_stores()
         unit = self.unit_head("uu") + setup
