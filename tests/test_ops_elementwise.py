@@ -36,7 +36,12 @@ from differential_reference import NoReference, every_float, reference_failures
 
 import torchlike  # noqa: F401  (registers the ops)
 from torchlike import jit
-from torchlike.errors import ExecutionError, IntegerDivisionByZeroError, TorchlikeError
+from torchlike.errors import (
+    ExecutionError,
+    IntegerDivisionByZeroError,
+    TorchlikeError,
+    UnsupportedOpError,
+)
 from torchlike.ir import parse_graph
 from torchlike.ir.types import SCALAR_TYPE_ENUM
 from torchlike.ops import get
@@ -339,6 +344,24 @@ def test_addcmul_value_on_integer_tensors(torch, backend):
                 continue
             (got,) = run(backend, node, [x])
             assert compare(got, want) is None, (value, dtype, got, want)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_clamp_of_bool_by_one_bool_bound(torch, backend):
+    """clamp(b, min=m) of bool tensors is PyTorch's clamp_min, a logical or (max: and); with
+    both bounds PyTorch has no kernel (found by tests/test_fuzz_programs.py, seed 859)."""
+    require(backend_missing(backend))
+    b = np.array([True, False, True, False])
+    m = np.array([False, False, True, True])
+    for lo, hi in ((1, None), (None, 1)):
+        node = group_node(2, lambda s, p, lo=lo, hi=hi: [add_op(s, "aten::clamp", [
+            p[0], p[lo] if lo else const(s, None), p[hi] if hi else const(s, None)])])
+        (got,) = run(backend, node, [b, m])
+        tb, tm = torch.from_numpy(b), torch.from_numpy(m)
+        want = torch.clamp(tb, min=tm) if lo else torch.clamp(tb, max=tm)
+        assert compare(got, want.numpy()) is None, (lo, hi, got)
+    with pytest.raises(UnsupportedOpError, match="not implemented for 'Bool'"):
+        get("aten::clamp").impl(np, b, m, m)
 
 
 def test_numba_int_division_sets_error_flag():

@@ -373,9 +373,20 @@ def _clamp_check(operands, attrs):
         raise ExecutionError("torch.clamp: At least one of 'min' or 'max' must not be None")
 
 
+def _rule_clamp(infos, attrs):
+    """A bool tensor clamps by one bool tensor bound (clamp_min/clamp_max: a logical or/and);
+    with both, PyTorch has no kernel."""
+    present = [i for i in infos if i is not None]
+    dt = result_type(present)
+    if dt == "bool" and len(present) == 3:
+        raise UnsupportedOpError("\"clamp_cpu\" not implemented for 'Bool'")
+    return dt, dt
+
+
 elementwise("aten::clamp", "Tensor self, Tensor? min=None, Tensor? max=None", ref=_clamp,
-            precheck=_clamp_check, dtypes="number", numba="tl_clamp({self}, {min}, {max})",
-            cuda="tl_clamp({self}, {min}, {max})", aliases=("clip",))
+            precheck=_clamp_check, dtype_rule=_rule_clamp, dtypes="number_bool",
+            numba="tl_clamp({self}, {min}, {max})", cuda="tl_clamp({self}, {min}, {max})",
+            aliases=("clip",))
 def _rule_clamp_scalar(infos, attrs):
     if result_type(infos) == "bool" and infos[-1][1] == Priority.WRAPPED:
         raise UnsupportedOpError("clamp of a bool tensor by a Python scalar is not implemented")
