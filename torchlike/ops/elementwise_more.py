@@ -1,7 +1,8 @@
-"""More elementwise ops (``elementwise.py`` is at the module-size limit): ``isnan``, ``lgamma``,
-the bit shifts, ``round`` (which, like floor/ceil/trunc, is the identity on integers) and
-``gelu_backward`` (gelu's derivative rule emits it: the float32 kernel computes the erf form's
-``Phi(x) + x phi(x)`` with one exp, where the expansion spent an erf and an exp).
+"""More elementwise ops (``elementwise.py`` is at the module-size limit): ``lerp``, ``addcmul``
+and ``addcdiv``, ``isnan``, ``lgamma``, the bit shifts, ``round`` (which, like floor/ceil/trunc,
+is the identity on integers) and ``gelu_backward`` (gelu's derivative rule emits it: the float32
+kernel computes the erf form's ``Phi(x) + x phi(x)`` with one exp, where the expansion spent an
+erf and an exp).
 
 Shifts follow PyTorch's CPU and CUDA kernels (ATen BinaryOps), not C: for a shift count outside
 ``[0, bits)``, where ``bits`` is the width of the (promoted) dtype, a left shift gives 0 and a
@@ -20,11 +21,75 @@ import numpy as np
 
 from ..errors import ExecutionError, UnsupportedOpError
 from ..ir.types import TensorType
-from .dtypes import is_float, result_type
-from .elementwise import _erfc
+from .dtypes import Priority, is_float, result_type
+from .elementwise import _alpha, _erfc, _rule_alpha, _t_unless
 from .elementwise_base import elementwise, rule_same
 from .registry import defop
 from .tensor_common import broadcast_shapes, like
+
+# ----- lerp, addcmul, addcdiv -----
+
+
+def _rule_lerp(infos, attrs):
+    tensors = {dt for dt, prio in infos[:2] if prio != Priority.WRAPPED}
+    if len(tensors) > 1:
+        raise ExecutionError(f"lerp expected self and end to have the same dtype, got "
+                             f"{sorted(tensors)}")
+    dt = result_type(infos[:2])
+    if not is_float(dt):
+        raise UnsupportedOpError(f"aten::lerp is not implemented for dtype {dt}")
+    return dt, dt
+
+
+def _lerp(xp, a, b, w):
+    small = xp.abs(w) < 0.5
+    return xp.where(small, a + w * (b - a), b - (b - a) * (1 - w))
+
+
+elementwise("aten::lerp", "Tensor self, Tensor end, Tensor weight", ref=_lerp,
+            dtype_rule=_rule_lerp, numba="tl_lerp({self}, {end}, {weight})",
+            cuda="tl_lerp({self}, {end}, {weight})")
+
+
+def _rule_addcdiv(infos, attrs):
+    if not is_float(result_type(infos[1:])):
+        raise ExecutionError("Integer division with addcdiv is no longer supported, and in a "
+                             "future release addcdiv will perform a true division of tensor1 "
+                             "and tensor2.")
+    return _rule_alpha(infos, {"alpha": attrs.get("value", 1)})
+
+
+# PyTorch's kernels compute self + value * t1 * t2 and self + value * t1 / t2, left to right
+# (PointwiseOpsKernel.cpp): value * t1 can overflow where t1 / t2 would not, and torch says inf.
+def _value_in(value, dtype):
+    """addcmul's ``value`` as the integer tensors' type: PyTorch's value.to<scalar_t>()
+    truncates toward zero (addcmul(int32 x, x, x, value=0.5) is x + 0 * x * x; add's alpha
+    refuses a float there instead)."""
+    return int(value) if np.dtype(dtype).kind in "iu" else value
+
+
+def _rule_addcmul(infos, attrs):
+    dt = result_type(infos)
+    value = attrs.get("value", 1)
+    if np.dtype(dt).kind in "iu":
+        info = np.iinfo(dt)
+        if not info.min <= value <= info.max:  # PyTorch's checked Scalar conversion
+            raise ExecutionError(f"value cannot be converted to type {dt} without overflow")
+    return dt, dt
+
+
+elementwise("aten::addcmul", "Tensor self, Tensor tensor1, Tensor tensor2, Scalar value=1",
+            ref=lambda xp, a, t1, t2, value=1: a + _alpha(xp, t1, _value_in(value, a.dtype)) * t2,
+            dtype_rule=lambda infos, attrs: _rule_addcmul(infos, attrs),
+            dtypes="number",
+            numba="{self} + np.{T}({value}) * {tensor1} * {tensor2}",
+            cuda=_t_unless("value", 1, "{self} + {tensor1} * {tensor2}",
+                           "{self} + {value} * {tensor1} * {tensor2}"))
+elementwise("aten::addcdiv", "Tensor self, Tensor tensor1, Tensor tensor2, Scalar value=1",
+            ref=lambda xp, a, t1, t2, value=1: a + _alpha(xp, t1, value) / t2,
+            dtype_rule=_rule_addcdiv, numba="{self} + np.{T}({value}) * {tensor1} / {tensor2}",
+            cuda=_t_unless("value", 1, "{self} + {tensor1} / {tensor2}",
+                           "{self} + {value} * {tensor1} / {tensor2}"))
 
 # ----- isnan -----
 
