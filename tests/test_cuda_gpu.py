@@ -118,15 +118,8 @@ def test_row_reductions_on_gpu(kind, keepdim, post, dtype):
 
 def test_row_special_values_on_gpu():
     """NaN, +-inf and all-inf rows propagate as in the interpreter (PyTorch's rules)."""
-    from test_fused_reductions import data, reduction_graph
-    x = data((7, 1024), "float32")
-    x[0, 3] = np.nan
-    x[1, :] = -np.inf
-    x[2, 4] = np.inf
-    x[3, :] = np.inf
-    x[4, 2] = -np.inf
-    x[5, 1000] = np.nan
-    x[5, 1001] = np.inf
+    from test_fused_reductions import reduction_graph, special_rows
+    x = special_rows((7, 1024))
     for kind in ("aten::sum", "aten::amax", "aten::amin", "aten::softmax", "aten::log_softmax",
                  "aten::var", "aten::logsumexp"):
         with np.errstate(all="ignore"):

@@ -23,6 +23,7 @@ from test_fused_reductions import (
     interpreted,
     reduction_graph,
     reductions_inside,
+    special_rows,
 )
 
 from torchlike.cuda_backend import row_codegen
@@ -152,14 +153,7 @@ def test_vector_entries_run_where_aligned(kind_kernels):
 @pytest.mark.parametrize("team", TEAMS)
 def test_special_values_rows(kind_kernels, team):
     """NaN, +-inf and all-inf rows propagate as in the interpreter (PyTorch's rules)."""
-    x = data((7, 33), "float32")
-    x[0, 3] = np.nan
-    x[1, :] = -np.inf
-    x[2, 4] = np.inf
-    x[3, :] = np.inf
-    x[4, 2] = -np.inf
-    x[5, 30] = np.nan
-    x[5, 31] = np.inf
+    x = special_rows((7, 33))
     for (kind, _keep, _post, dtype), (_graph, sub, src) in kind_kernels.items():
         if dtype != "float32":
             continue

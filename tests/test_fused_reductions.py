@@ -165,6 +165,20 @@ def data(shape, dtype, seed=0):
     return np.random.default_rng(seed).standard_normal(shape).astype(dtype) * 3
 
 
+def special_rows(shape):
+    """float32 ``data`` whose rows hold NaN, all -inf, an inf, all inf, a -inf, and (from the
+    sixth row on) a NaN and an inf side by side at the end of the row."""
+    x = data(shape, "float32")
+    x[0, 3] = np.nan
+    x[1, :] = -np.inf
+    x[2, 4] = np.inf
+    x[3, :] = np.inf
+    x[4, 2] = -np.inf
+    if shape[0] > 5:
+        x[5, -3], x[5, -2] = np.nan, np.inf
+    return x
+
+
 SHAPES = [(5, 7), (3, 64), (2, 1000), (4, 1), (1, 7), (300, 300)]  # the last one is parallel
 
 
@@ -224,12 +238,7 @@ def test_float16_accumulates_in_float32(strict_cpu, kind):
 
 
 def test_special_values_propagate_as_pytorch(strict_cpu):
-    x = data((6, 9), "float32")
-    x[0, 3] = np.nan
-    x[1, :] = -np.inf
-    x[2, 4] = np.inf
-    x[3, :] = np.inf
-    x[4, 2] = -np.inf
+    x = special_rows((6, 9))
     for kind in ("aten::amax", "aten::amin", "aten::softmax", "aten::log_softmax",
                  "aten::sum", "aten::mean", "aten::logsumexp", "aten::var"):
         graph = parse_graph(reduction_graph(kind))

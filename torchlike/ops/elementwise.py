@@ -384,7 +384,7 @@ def _rule_clamp(infos, attrs):
 
 
 elementwise("aten::clamp", "Tensor self, Tensor? min=None, Tensor? max=None", ref=_clamp,
-            precheck=_clamp_check, dtype_rule=_rule_clamp, dtypes="number_bool",
+            precheck=_clamp_check, dtype_rule=_rule_clamp, dtypes="all",
             numba="tl_clamp({self}, {min}, {max})", cuda="tl_clamp({self}, {min}, {max})",
             aliases=("clip",))
 def _rule_clamp_scalar(infos, attrs):

@@ -93,7 +93,7 @@ DTYPE_RULES = {"same": rule_same, "float": rule_float, "compare": rule_compare, 
 # Named sets for ``dtypes=``: the promoted *input* dtypes an op accepts.
 DTYPE_SETS = {
     "all": ALL_DTYPES, "float": FLOAT_DTYPES, "int": INT_DTYPES, "int_bool": ("bool",) + INT_DTYPES,
-    "number": INT_DTYPES + FLOAT_DTYPES, "number_bool": ("bool",) + INT_DTYPES + FLOAT_DTYPES,
+    "number": INT_DTYPES + FLOAT_DTYPES,
 }
 
 

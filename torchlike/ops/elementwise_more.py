@@ -80,7 +80,7 @@ def _rule_addcmul(infos, attrs):
 
 elementwise("aten::addcmul", "Tensor self, Tensor tensor1, Tensor tensor2, Scalar value=1",
             ref=lambda xp, a, t1, t2, value=1: a + _alpha(xp, t1, _value_in(value, a.dtype)) * t2,
-            dtype_rule=lambda infos, attrs: _rule_addcmul(infos, attrs),
+            dtype_rule=_rule_addcmul,
             dtypes="number",
             numba="{self} + np.{T}({value}) * {tensor1} * {tensor2}",
             cuda=_t_unless("value", 1, "{self} + {tensor1} * {tensor2}",
