@@ -274,3 +274,58 @@ def test_loop_carried_value_read_after_the_loop_stays_in_place():
     finally:
         config.set_fusion_enabled(saved)
     np.testing.assert_allclose(got, _accumulate_alias(x), rtol=1e-6)
+
+
+# Printed by torch.jit.script for ``y = x.clone(); y[..., 0].neg_(); y.unbind(0)[1].mul_(3)``
+# on a 1-D x: select and unbind of a 1-D tensor are 0-d views, so both writes reach ``y``.
+WRITE_THROUGH_0D_VIEWS = """
+graph(%x.1 : Tensor):
+  %9 : NoneType = prim::Constant()
+  %13 : int = prim::Constant[value=-1]()
+  %12 : int = prim::Constant[value=0]()
+  %1 : int = prim::Constant[value=1]()
+  %3 : int = prim::Constant[value=3]()
+  %y.1 : Tensor = aten::clone(%x.1, %9)
+  %14 : Tensor = aten::select(%y.1, %13, %12)
+  %15 : Tensor = aten::neg_(%14)
+  %16 : Tensor[] = aten::unbind(%y.1, %12)
+  %17 : Tensor = aten::__getitem__(%16, %1)
+  %18 : Tensor = aten::mul_(%17, %3)
+  %19 : Tensor = aten::mul(%y.1, %3)
+  return (%19)
+"""
+
+
+@pytest.mark.parametrize("mode", ["interpreted", "fused"])
+def test_inplace_through_a_0d_view_writes_the_base(mode):
+    g = ir.parse_graph(WRITE_THROUGH_0D_VIEWS)
+    x = np.array([1.0, 2.0, 4.0], np.float32)
+    got = jit.run(jit.fuse(g) if mode == "fused" else g, x)
+    np.testing.assert_array_equal(got, [-3.0, 18.0, 12.0])  # PyTorch's
+    np.testing.assert_array_equal(x, [1.0, 2.0, 4.0])  # the clone's, not the input's
+
+
+# Printed by torch.jit.trace for ``v = x.unbind(1)[0]; v / v.shape[0]`` over x of shape
+# (1, 1, 2): the one-element list unpacks to one output, the tensor itself.
+UNPACK_ONE = """
+graph(%x : Double(1, 1, 2, strides=[2, 2, 1], requires_grad=0, device=cpu)):
+  %5 : int = prim::Constant[value=1]()
+  %6 : Tensor[] = aten::unbind(%x, %5)
+  %v : Double(1, 2, strides=[2, 1], requires_grad=0, device=cpu) = prim::ListUnpack(%6)
+  %14 : int = prim::Constant[value=0]()
+  %15 : int = aten::size(%v, %14)
+  %16 : Long(device=cpu) = prim::NumToTensor(%15)
+  %20 : Double(1, 2, strides=[2, 1], requires_grad=0, device=cpu) = aten::div(%v, %16)
+  return (%20)
+"""
+
+
+@pytest.mark.parametrize("mode", ["interpreted", "fused"])
+def test_list_unpack_of_one_element_is_the_element(mode):
+    g = ir.parse_graph(UNPACK_ONE)
+    x = np.array([[[1.5, -2.0]]])
+    got = jit.run(jit.fuse(g) if mode == "fused" else g, x)
+    np.testing.assert_array_equal(got, [[1.5, -2.0]])
+    two = ir.parse_graph(UNPACK_ONE.replace("(1, 1, 2,", "(1, 2, 2,"))
+    with pytest.raises(ExecutionError, match="2 values for 1 output"):
+        jit.run(two, np.ones((1, 2, 2)))

@@ -9,6 +9,7 @@ from typing import List, Tuple
 import numpy as np
 import pytest
 
+from torchlike import ir, jit
 from torchlike.errors import ExecutionError, UnsupportedOpError
 from torchlike.interpreter import Interpreter
 from torchlike.ir.graph import Graph
@@ -731,11 +732,15 @@ def test_infer_through_list_construct_and_sizes():
         [TensorType("float32", (None, 3))]
 
 
-@pytest.mark.parametrize("name", ["sum", "mean", "cumsum", "cumprod", "vector_norm", "norm"])
+@pytest.mark.parametrize("name", ["sum", "mean", "cumsum", "cumprod", "vector_norm", "norm",
+                                  "matmul"])
 def test_reductions_of_inf_and_nan_are_silent_and_match_torch(torch, name):
     """inf - inf inside a sum, an overflowing product or square: IEEE results, computed by
-    PyTorch without a warning; numpy's warning would be an error under ``-W error``."""
+    PyTorch without a warning; numpy's warning would be an error under ``-W error``.  Eager
+    calls (``run_impl``) and the interpreter run every op under ``np.errstate``."""
     import warnings
+
+    from torchlike.frontend.calls import run_impl
     x = np.array([[np.inf, -np.inf, 1.0], [np.nan, 2.0, 3.0], [1e38, 1e38, -1e38]], np.float32)
     calls = {"sum": ("aten::sum", [[-1], False, None], lambda t: t.sum(-1)),
              "mean": ("aten::mean", [[-1], False, None], lambda t: t.mean(-1)),
@@ -743,9 +748,14 @@ def test_reductions_of_inf_and_nan_are_silent_and_match_torch(torch, name):
              "cumprod": ("aten::cumprod", [1, None], lambda t: t.cumprod(1)),
              "vector_norm": ("aten::linalg_vector_norm", [2, [1], False, None],
                              lambda t: torch.linalg.vector_norm(t, 2, [1])),
-             "norm": ("aten::norm", [2, [1], False], lambda t: t.norm(2, [1]))}
+             "norm": ("aten::norm", [2, [1], False], lambda t: t.norm(2, [1])),
+             "matmul": ("aten::matmul", [x.T.copy()], lambda t: t @ t.T)}
     kind, args, ref = calls[name]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        got = registry.get(kind).impl(np, x, *args)
+        got = run_impl(registry.get(kind), [x, *args])
+        graph = ir.parse_graph("graph(%a : Tensor):\n  %b : Tensor = aten::t(%a)\n"
+                               "  %c : Tensor = aten::matmul(%a, %b)\n  return (%c)")
+        interpreted = jit.run(graph, x)
     np.testing.assert_array_equal(got, ref(torch.from_numpy(x)).numpy())
+    np.testing.assert_array_equal(interpreted, torch.from_numpy(x) @ torch.from_numpy(x).T)

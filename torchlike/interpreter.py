@@ -21,6 +21,11 @@ from .ops import registry
 from .ops.executor_prims import SUBGRAPH_NODES
 from .ops.functions import FunctionRef, function_value
 
+# nodes that never do floating-point math through numpy (a fused graph is often only these)
+_NO_ARRAY_MATH = frozenset({
+    "prim::FusionGroup", "prim::Constant", "prim::ListConstruct", "prim::TupleConstruct",
+    "prim::ListUnpack", "prim::TupleUnpack", "prim::TupleIndex", "prim::GetAttr"})
+
 # A hook the fuser installs: run(node, xp, args) -> outputs for prim::FusionGroup nodes.
 FusionGroupRunner = Callable[[Node, Any, List[Any]], Sequence[Any]]
 
@@ -62,6 +67,7 @@ class Interpreter:
     def __init__(self, graph: Graph, fusion_runner: Optional[FusionGroupRunner] = None):
         self.graph = graph
         self.fusion_runner = fusion_runner
+        self._numpy_ops: Optional[bool] = None  # does any node compute with the array module?
 
     def run(self, *inputs: Any) -> Any:
         outputs = self.run_outputs(list(inputs))
@@ -74,7 +80,14 @@ class Interpreter:
             raise TypeError(f"graph takes {len(params)} inputs ({names}), got {len(inputs)}")
         xp = array_module(inputs)
         env: Dict[Value, Any] = dict(zip(params, inputs))
-        return self.run_block(self.graph.block, env, xp)
+        if self._numpy_ops is None:
+            self._numpy_ops = any(n.kind not in _NO_ARRAY_MATH for n in self.graph.all_nodes())
+        if not self._numpy_ops:  # a fused graph's groups and glue: no errstate to pay for
+            return self.run_block(self.graph.block, env, xp)
+        # PyTorch computes inf - inf, 0 * inf, 1 / 0 and overflows silently; numpy warns (an
+        # error under -W error).  Integer division by zero is checked by the ops themselves.
+        with np.errstate(all="ignore"):
+            return self.run_block(self.graph.block, env, xp)
 
     def run_block(self, block: Block, env: Dict[Value, Any], xp) -> List[Any]:
         for node in block.nodes:
@@ -140,7 +153,8 @@ class Interpreter:
             raise ExecutionError(f"{node.describe()}: {kind}({schema}) takes at most {most} "
                                  f"input{'s' * (most != 1)}, the node has {len(args)}", node)
         attrs = node.attrs
-        return op.impl(xp, *args, **attrs) if attrs else op.impl(xp, *args)
+        result = op.impl(xp, *args, **attrs) if attrs else op.impl(xp, *args)
+        return op.node_value(result, len(node.outputs))
 
     def run_loop(self, node: Node, args: List[Any], env: Dict[Value, Any], xp) -> List[Any]:
         """``prim::Loop(max_trip_count, initial_condition, *carried)``; the body block takes

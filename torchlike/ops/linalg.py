@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .functions import register_function
-from .registry import OpDef, defop, parse_schema, quiet, register
+from .registry import OpDef, defop, parse_schema, register
 from .tensor_common import array_module_of, broadcast_shapes, compute_dtype, like, tensor_in
 
 # -- matmul --------------------------------------------------------------------------------------
@@ -23,7 +23,8 @@ def _matmul_arrays(xp, a, b):
     comp = compute_dtype(str(out))
     if comp != str(out):
         a, b = a.astype(comp), b.astype(comp)
-    return xp.asarray(xp.matmul(a, b)).astype(out, copy=False)
+    with np.errstate(all="ignore"):  # inf * 0 in a product is NaN, silently, as in PyTorch
+        return xp.asarray(xp.matmul(a, b)).astype(out, copy=False)
 
 
 def _matmul(xp, a, b):
@@ -101,7 +102,7 @@ def _vector_norm(xp, x, ord=2, dim=None, keepdim=False, dtype=None):
 
 
 defop("aten::linalg_vector_norm", "Tensor self, Scalar ord=2, int[1]? dim=None, "
-      "bool keepdim=False, ScalarType? dtype=None", quiet(_vector_norm), category="reduction")
+      "bool keepdim=False, ScalarType? dtype=None", _vector_norm, category="reduction")
 
 
 def _norm(xp, x, *args):
@@ -124,7 +125,7 @@ def _norm(xp, x, *args):
 
 # torch.norm / Tensor.norm's Python signature, for keyword calls (x.norm(dim=-1)); the graph
 # gets all four, which ``_norm`` reads as the (p, dim, keepdim, dtype) overload
-register(OpDef("aten::norm", (), quiet(_norm), category="reduction", python_name="norm",
+register(OpDef("aten::norm", (), _norm, category="reduction", python_name="norm",
                python_params=parse_schema("Tensor self, Scalar? p=\"fro\", int[1]? dim=None, "
                                           "bool keepdim=False, ScalarType? dtype=None")))
 

@@ -14,12 +14,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.types import ListType, TensorType
-from .registry import defop, quiet
+from .registry import defop
 from .tensor_common import (
     arg,
     compute_dtype,
     dims_list,
     dtype_arg,
+    index_along,
     like,
     tensor_in,
     wrap_dim,
@@ -104,9 +105,9 @@ def _infer_pair(node, types):
     return [TensorType(dt), TensorType("int64")]
 
 
-defop("aten::cumsum", "Tensor self, int dim, ScalarType? dtype=None", quiet(_scan("cumsum")),
+defop("aten::cumsum", "Tensor self, int dim, ScalarType? dtype=None", _scan("cumsum"),
       infer=_infer_scan)
-defop("aten::cumprod", "Tensor self, int dim, ScalarType? dtype=None", quiet(_scan("cumprod")),
+defop("aten::cumprod", "Tensor self, int dim, ScalarType? dtype=None", _scan("cumprod"),
       infer=_infer_scan)
 defop("aten::topk", "Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True",
       _topk, num_outputs=2, infer=_infer_pair)
@@ -139,7 +140,7 @@ def _roll(xp, x, shifts, dims=()):
 
 def _unbind(xp, x, dim=0):
     d = wrap_dim(dim, x.ndim)
-    return [xp.take(x, i, axis=d) for i in range(x.shape[d])]
+    return [x[index_along(x.ndim, d, i)] for i in range(x.shape[d])]  # views, as PyTorch's
 
 
 def _infer_unbind(node, types):

@@ -117,13 +117,15 @@ def _infer_tuple_index(node, types):
 # Not folded: tuples print like lists, so a folded tuple would not survive save/load as one.
 _prim("prim::TupleConstruct", lambda xp, *xs: tuple(xs),
       infer=lambda node, types: [TupleType(tuple(types))], foldable=False)
-_prim("prim::TupleUnpack", lambda xp, t: list(t), num_outputs=None, infer=_infer_unpack)
+_prim("prim::TupleUnpack", lambda xp, t: list(t), num_outputs=None, unpacks=True,
+      infer=_infer_unpack)
 _prim("prim::ListConstruct", lambda xp, *xs: list(xs), infer=_infer_list_construct)
 # a dict from key, value, key, value, ... (TorchScript's ``{}``; its type is the one declared:
 # annotate(Dict[str, Tensor], {}), which torch.overrides' checks leave in scripted nn modules)
 _prim("prim::DictConstruct", lambda xp, *kv: dict(zip(kv[0::2], kv[1::2])), infer=_declared,
       foldable=False)
-_prim("prim::ListUnpack", lambda xp, t: list(t), num_outputs=None, infer=_infer_unpack)
+_prim("prim::ListUnpack", lambda xp, t: list(t), num_outputs=None, unpacks=True,
+      infer=_infer_unpack)
 _prim("prim::TupleIndex", lambda xp, t, i: t[i], infer=_infer_tuple_index)
 
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..ir.types import BOOL, SCALAR_TYPE_ENUM, TensorType
 from .dtypes import Priority, is_bool, is_float, is_int, result_type
-from .registry import defop, quiet
+from .registry import defop
 from .tensor_common import (
     UNKNOWN,
     arg,
@@ -95,9 +95,9 @@ def _infer_sum_mean(kind):
 
 
 _REDUCE_SCHEMA = "Tensor self, int[1]? dim=None, bool keepdim=False, ScalarType? dtype=None"
-defop("aten::sum", _REDUCE_SCHEMA, quiet(_sum), category="reduction",
+defop("aten::sum", _REDUCE_SCHEMA, _sum, category="reduction",
       infer=_infer_sum_mean("sum"))
-defop("aten::mean", _REDUCE_SCHEMA, quiet(_mean), category="reduction",
+defop("aten::mean", _REDUCE_SCHEMA, _mean, category="reduction",
       infer=_infer_sum_mean("mean"))
 
 

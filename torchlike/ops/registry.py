@@ -74,6 +74,18 @@ class OpDef:
                                             # (ops/derivatives.py; None: not differentiable)
     python_params: Tuple[Param, ...] = ()   # an op of overloads (no ``params``) called from
                                             # Python with keywords binds by these: x.norm(dim=1)
+    unpacks: bool = False                   # impl returns one value per node output, a sequence
+                                            # even for one (ListUnpack of a one-element list)
+
+    def node_value(self, result: Any, outputs: int) -> Any:
+        """What a node with ``outputs`` outputs holds given ``impl``'s ``result``: an
+        unpacking op's sequence of one is its element, so ``%v = prim::ListUnpack(%l)`` of
+        ``unbind`` over a size-1 dim is the tensor, not a list."""
+        if not self.unpacks or outputs != 1:
+            return result
+        if len(result) != 1:
+            raise ValueError(f"{self.name} gives {len(result)} values for 1 output")
+        return result[0]
 
     @property
     def max_inputs(self) -> Optional[int]:
@@ -241,17 +253,6 @@ def unregister(name: str) -> None:
     global version
     if REGISTRY.pop(name, None) is not None:
         version += 1
-
-
-def quiet(impl: Callable) -> Callable:
-    """``impl`` under ``np.errstate(all="ignore")``: inf - inf in a sum, an overflowing product
-    or square are IEEE results PyTorch computes without a word, where numpy warns (an error
-    under ``-W error``)."""
-    def run(xp, *args, **kwargs):
-        with np.errstate(all="ignore"):
-            return impl(xp, *args, **kwargs)
-    run.__name__, run.__doc__ = getattr(impl, "__name__", "impl"), impl.__doc__
-    return run
 
 
 def defop(name: str, schema: str, impl: Callable, **kwargs) -> OpDef:

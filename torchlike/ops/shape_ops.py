@@ -110,7 +110,8 @@ defop("aten::split", "Tensor self, int split_size, int dim=0", _split, category=
                                  _infer_chunk_list(node, types)))
 # prim::ConstantChunk[chunks=4, dim=1](%x) -> 4 outputs; the form fusion groups use.
 defop("prim::ConstantChunk", "Tensor self", lambda xp, x, chunks, dim: _chunk(xp, x, chunks, dim),
-      category="shape", num_outputs=None, infer=_infer_constant_chunk, python_name=None)
+      category="shape", num_outputs=None, unpacks=True, infer=_infer_constant_chunk,
+      python_name=None)
 
 
 
@@ -139,7 +140,7 @@ def _broadcasting_chunk(xp, *xs, chunks, dim):
 
 
 register(OpDef("prim::BroadcastingChunk", (), _broadcasting_chunk, category="shape",
-               num_outputs=None))
+               num_outputs=None, unpacks=True))
 
 
 # -- indexing and views --------------------------------------------------------------------------
@@ -152,7 +153,7 @@ def _select(xp, x, dim, index):
     if not -size <= index < size:
         raise IndexError(f"select(): index {index} out of range for tensor of size "
                          f"{list(x.shape)} at dimension {d}")
-    return xp.asarray(x[index_along(x.ndim, d, index)])
+    return x[index_along(x.ndim, d, index)]
 
 
 def _slice(xp, x, *args):

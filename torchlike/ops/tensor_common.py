@@ -104,7 +104,9 @@ def compute_dtype(dtype: str) -> str:
 
 
 def index_along(ndim: int, dim: int, item) -> tuple:
-    return (slice(None),) * dim + (item,)
+    # the trailing Ellipsis keeps an integer ``item`` on a 1-D array a 0-d view (``a[0]`` is a
+    # numpy scalar, a copy): an in-place op on ``x[0]`` must write into ``x``, as in PyTorch
+    return (slice(None),) * dim + (item, Ellipsis)
 
 
 # -- type-inference helpers --------------------------------------------------------------------

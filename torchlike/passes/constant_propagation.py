@@ -92,6 +92,7 @@ def _try_fold(node: Node) -> None:
     try:
         with np.errstate(all="ignore"):
             result = op.impl(np, *args, **node.attrs) if node.attrs else op.impl(np, *args)
+            result = op.node_value(result, 1)
     except Exception:  # noqa: BLE001 - it will raise again at run time, naming the node
         return
     out = node.output()
