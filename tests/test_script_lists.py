@@ -84,6 +84,52 @@ def test_the_mutated_list_is_neither_folded_nor_merged_nor_dropped():
     assert len(jit.run(g, np.ones(2, np.float32))) == 6
 
 
+# torch.jit.script(f).graph, PyTorch 2.13, for
+#     def f(x0):
+#         v0 = torch.relu(x0)
+#         ys = []
+#         for t in v0.unbind(0):
+#             ys.append(t * 2 + 1)
+#         v1 = torch.stack(ys, 0)
+#         return torch.sqrt(v0.abs()), v1
+# stack must stay below the loop that fills its list: the partitioner, merging relu with
+# sqrt(abs) across the loop, once hoisted it ("stack expects a non-empty TensorList").
+STACK_AFTER_LOOP = """graph(%x0.1 : Tensor):
+  %10 : bool = prim::Constant[value=1]()
+  %7 : int = prim::Constant[value=0]()
+  %15 : int = prim::Constant[value=2]()
+  %17 : int = prim::Constant[value=1]()
+  %v0.1 : Tensor = aten::relu(%x0.1)
+  %38 : Tensor[] = prim::ListConstruct()
+  %8 : Tensor[] = aten::unbind(%v0.1, %7)
+  %9 : int = aten::len(%8)
+   = prim::Loop(%9, %10)
+    block0(%11 : int):
+      %t.1 : Tensor = aten::__getitem__(%8, %11)
+      %16 : Tensor = aten::mul(%t.1, %15)
+      %19 : Tensor = aten::add(%16, %17, %17)
+      %20 : Tensor[] = aten::append(%38, %19)
+      -> (%10)
+  %v1.1 : Tensor = aten::stack(%38, %7)
+  %24 : Tensor = aten::abs(%v0.1)
+  %v2.1 : Tensor = aten::sqrt(%24)
+  %28 : (Tensor, Tensor) = prim::TupleConstruct(%v2.1, %v1.1)
+  return (%28)
+"""
+
+
+def test_a_list_read_stays_below_the_loop_that_fills_it():
+    x = np.array([[-3.0, 4.0], [9.0, -0.5], [1.0, 0.0]], np.float32)
+    relu = np.maximum(x, 0)
+    for name, run in graph_modes(STACK_AFTER_LOOP):
+        root, stacked = run(x)
+        np.testing.assert_array_equal(root, np.sqrt(relu), err_msg=name)
+        np.testing.assert_array_equal(stacked, relu * 2 + 1, err_msg=name)
+    fused = jit.fuse(parse_graph(STACK_AFTER_LOOP))
+    kinds = [n.kind for n in fused.nodes]
+    assert kinds.index("prim::Loop") < kinds.index("aten::stack")
+
+
 def test_scripted_list_methods():
     import torchlike as tl
 

@@ -9,21 +9,26 @@ that ``passes/remove_mutation.py`` had to leave in place (``%x`` a graph input, 
     %b : Tensor = aten::mul(%a, %d)           #           every node below stays below it
 
 The partitioner adds these edges to its successor relation, so a merge across the write is a
-cycle and is refused.
+cycle and is refused.  A list's writers (``aten::append`` in a scripted loop) order the same
+way: ``aten::stack(%ys)`` never moves above the loop that fills ``%ys``.
 """
 from __future__ import annotations
 
 from typing import Dict, List, Sequence
 
 from ..ir.graph import Node
+from ..ops import registry
 from ..ops.inplace import mutates
 
 __all__ = ["mutation_order", "writes"]
 
 
 def writes(node: Node) -> bool:
-    """True if ``node``, or a node in one of its blocks, writes into a tensor."""
+    """True if ``node``, or a node in one of its blocks, writes into a tensor or a list."""
     if mutates(node.kind):
+        return True
+    op = registry.lookup(node.kind)
+    if op is not None and op.mutates_list:
         return True
     return any(writes(n) for b in node.blocks for n in b.nodes)
 
