@@ -329,3 +329,29 @@ def test_list_unpack_of_one_element_is_the_element(mode):
     two = ir.parse_graph(UNPACK_ONE.replace("(1, 1, 2,", "(1, 2, 2,"))
     with pytest.raises(ExecutionError, match="2 values for 1 output"):
         jit.run(two, np.ones((1, 2, 2)))
+
+
+# Printed by torch.jit.trace for ``y = x.float(); x.add_(1); return x + 1`` with a float32 x:
+# ``aten::to`` of the same dtype returns x itself, so add_ writes into the caller's x.  Fused
+# as a copy, the write went into the copy and the caller's x was left unchanged.
+TO_SAME_DTYPE_THEN_WRITE = """
+graph(%x1.1 : Float(3, strides=[1], requires_grad=0, device=cpu)):
+  %5 : int = prim::Constant[value=6]()
+  %6 : bool = prim::Constant[value=0]()
+  %8 : NoneType = prim::Constant()
+  %x1.3 : Float(3, strides=[1], requires_grad=0, device=cpu) = aten::to(%x1.1, %5, %6, %6, %8)
+  %11 : Long(requires_grad=0, device=cpu) = prim::Constant[value={1}]()
+  %12 : int = prim::Constant[value=1]()
+  %x1 : Float(3, strides=[1], requires_grad=0, device=cpu) = aten::add_(%x1.3, %11, %12)
+  %16 : Float(3, strides=[1], requires_grad=0, device=cpu) = aten::add(%x1, %11, %12)
+  return (%16)
+"""
+
+
+@pytest.mark.parametrize("mode", ["interpreted", "fused"])
+def test_a_write_through_to_of_the_same_dtype_reaches_the_input(mode):
+    g = ir.parse_graph(TO_SAME_DTYPE_THEN_WRITE)
+    x = np.array([1.0, 2.0, 4.0], np.float32)
+    got = jit.run(jit.fuse(g) if mode == "fused" else g, x)
+    np.testing.assert_array_equal(got, [3.0, 4.0, 6.0])
+    np.testing.assert_array_equal(x, [2.0, 3.0, 5.0])  # PyTorch writes into the input

@@ -212,6 +212,45 @@ def test_horizontal_merge_refused_when_path_between_siblings():
     check_same_results(g, fused, arr(2, 3))
 
 
+# Printed by torch.jit.trace for ``x.chunk(2, -1)[0]`` and ``torch.where(x > 0, x, y)`` over
+# x of shape (4, 3, 4): both read x, but a piece (4, 3, 2) and the whole cannot share one
+# kernel's index space, so the two stay apart (merged, the group fell back at run time and
+# strict mode raised "group values of shapes that do not broadcast together").
+CHUNK_AND_WHOLE = """graph(%x0 : Float(4, 3, 4, strides=[12, 4, 1], requires_grad=0, device=cpu),
+      %x1 : Double(4, 3, 4, strides=[12, 4, 1], requires_grad=0, device=cpu)):
+  %5 : int = prim::Constant[value=2]()
+  %6 : int = prim::Constant[value=-1]()
+  %7 : Tensor[] = aten::chunk(%x0, %5, %6)
+  %v1 : Float(4, 3, 2, strides=[12, 4, 1], requires_grad=0, device=cpu), %9 : Float(4, 3, 2, strides=[12, 4, 1], requires_grad=0, device=cpu) = prim::ListUnpack(%7)
+  %21 : int = prim::Constant[value=0]()
+  %22 : Bool(4, 3, 4, strides=[12, 4, 1], requires_grad=0, device=cpu) = aten::gt(%x0, %21)
+  %23 : Double(4, 3, 4, strides=[12, 4, 1], requires_grad=0, device=cpu) = aten::where(%22, %x0, %x1)
+  %24 : Float(4, 3, 2, strides=[12, 4, 1], requires_grad=0, device=cpu) = aten::mul(%v1, %5)
+  %27 : (Float(4, 3, 2, strides=[12, 4, 1], requires_grad=0, device=cpu), Double(4, 3, 4, strides=[12, 4, 1], requires_grad=0, device=cpu)) = prim::TupleConstruct(%24, %23)
+  return (%27)
+"""
+
+
+def test_a_chunk_and_a_whole_read_of_one_tensor_stay_apart():
+    from torchlike import jit
+    from torchlike.fuser import config
+    from torchlike.ir import parse_graph
+    x = np.linspace(-1, 1, 48, dtype=np.float32).reshape(4, 3, 4)
+    y = np.full((4, 3, 4), 7.0)
+    fused = jit.fuse(parse_graph(CHUNK_AND_WHOLE))
+    assert len(list(fusion_groups(fused))) == 2
+    jit.reset_stats()
+    config.set_strict(True)  # a group that cannot compile raises
+    try:
+        piece, picked = jit.run(fused, x, y)
+    finally:
+        config.set_strict(False)
+    np.testing.assert_array_equal(piece, x[..., :2] * 2)
+    np.testing.assert_array_equal(picked, np.where(x > 0, x, y))
+    assert jit.stats()["cache_misses"] + jit.stats()["cache_hits"] == 2
+    assert jit.stats()["fallbacks"] == {}
+
+
 def _if_graph():
     g = Graph()
     x, y, cond = g.add_input("x", T), g.add_input("y", T), g.add_input("cond", BOOL)

@@ -84,7 +84,7 @@ from ..ops.registry import OpDef
 from ..passes.decompose_norms import decompose_norms
 from ..passes.inline_functions import inline_functions
 from ..passes.inline_groups import inline_groups
-from ..passes.remove_mutation import remove_mutation
+from ..passes.remove_mutation import PASS_THROUGH, aliases_a_write, remove_mutation
 from ..passes.unroll_loops import unroll_loops
 from . import decisions
 from .chunk_motion import BROADCASTING_CHUNK, move_chunks
@@ -152,6 +152,8 @@ def why_not_fusible(node: Node, dont_fuse: Iterable[str] = frozenset(),
         return "not an elementwise op"
     if node.blocks:
         return "a node with blocks"
+    if node.kind in PASS_THROUGH and aliases_a_write(node):
+        return "may return its input itself, and one of them is written in place"
     # Map the node's overload onto the op's one schema (missing defaults, aten::to's forms) with
     # probes standing for non-constant inputs, to see which parameter each input lands on.
     probes = [_Probe(v) if not v.is_constant() else v.constant_value() for v in node.inputs]
@@ -233,6 +235,27 @@ def _reduced(item: _Item) -> Set[Tuple]:
     row and column sums) would split at run time, every reduction interpreted."""
     sigs = (reduced_signature(m) for m in item.members)
     return {s for s in sigs if s is not None}
+
+
+def _broadcastable(a: _Item, b: _Item) -> bool:
+    """False where merging ``a`` and ``b`` (two readers of one tensor) would make a group whose
+    values cannot broadcast together, which would only fall back at run time: two known sizes
+    other than 1 in one dim of their elementwise outputs, or one chunking a tensor the other
+    reads whole (a piece is narrower than the tensor).  Reductions' outputs are left to
+    ``_reduced``."""
+    chunked = {c.inputs[0] for c in a.chunks + b.chunks if c.kind == "aten::chunk"}
+    sizes: Dict[int, int] = {}
+    for m in a.members + b.members:
+        if m.kind not in _CHUNKS and any(v in chunked for v in m.inputs):
+            return False
+        if reduced_signature(m) is not None:
+            continue
+        for out in m.outputs:
+            shape = out.type.shape if isinstance(out.type, TensorType) else None
+            for k, d in enumerate(reversed(shape or ())):
+                if d is not None and d != 1 and sizes.setdefault(k, d) != d:
+                    return False
+    return True
 
 
 class _Desc:
@@ -450,7 +473,8 @@ class _BlockPartition:
             # Latest reader first, so the growing group is the later one and each merge only
             # walks the small earlier item (try_merge's cost is in the item it moves).
             for first, second in reversed(list(zip(nodes, nodes[1:]))):
-                self.try_merge(self.owner[first], self.owner[second])
+                if _broadcastable(self.owner[first], self.owner[second]):
+                    self.try_merge(self.owner[first], self.owner[second])
             # Reduction groups that are not neighbours: two column sums of a layer norm's
             # backward with the row sums' group reading the same tensor between them.
             items = list(dict.fromkeys(self.owner[n] for n in nodes if self.owner[n].alive))

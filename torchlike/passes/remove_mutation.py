@@ -35,10 +35,10 @@ from ..ops.inplace import functional_of
 from ..ops.prim_ops import PIECES
 from .shape_inference import infer_node
 
-__all__ = ["remove_mutation"]
+__all__ = ["remove_mutation", "PASS_THROUGH", "aliases_a_write"]
 
 # elementwise ops that may return their input itself rather than a new tensor
-_PASS_THROUGH = frozenset({"aten::to", "aten::type_as", "aten::contiguous", "aten::detach",
+PASS_THROUGH = frozenset({"aten::to", "aten::type_as", "aten::contiguous", "aten::detach",
                            "aten::alias", "aten::positive", "aten::conj", "aten::resolve_conj",
                            "aten::resolve_neg", "aten::conj_physical"})
 
@@ -56,7 +56,41 @@ def _fresh(node: Node) -> bool:
     if node.kind in _FRESH_OTHER:
         return True
     op = registry.lookup(node.kind)
-    return op is not None and op.is_elementwise and node.kind not in _PASS_THROUGH
+    return op is not None and op.is_elementwise and node.kind not in PASS_THROUGH
+
+
+def aliases_a_write(node: Node) -> bool:
+    """True if ``node``, a ``PASS_THROUGH`` op, may share its tensor with a value that is
+    written in place: its input or output, or a value that may alias them (through any op
+    not known to return a fresh tensor), is the target of an in-place op, or is handed to a
+    node with blocks that writes.  Such a node must run as itself (``x.float()`` on a float
+    ``x`` is ``x``; a ``x.add_(1)`` afterwards changes both), never as a fused copy."""
+    from ..ops.inplace import mutates
+    seen = set()
+    todo = [v for v in (node.inputs[:1] + node.outputs)]
+    while todo:
+        v = todo.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        src = v.node
+        if src is not None and src.kind != "prim::Constant" and not _fresh(src):
+            todo.extend(src.inputs)
+        for u in v.uses:
+            if mutates(u.kind) and u.inputs[0] is v:
+                return True
+            if u.blocks and any(mutates(n.kind) for n in _nodes_within(u)):
+                return True
+            if not _fresh(u):
+                todo.extend(u.outputs)
+    return False
+
+
+def _nodes_within(node: Node):
+    for b in node.blocks:
+        for n in b.nodes:
+            yield n
+            yield from _nodes_within(n)
 
 
 def remove_mutation(graph: Graph) -> int:
