@@ -293,6 +293,16 @@ class Gen:
             (f"{x.name}.sum()", []),
             (f"torch.cumsum({x.name}, {d})", s),
             (f"{x.name}.var({d}, keepdim=True)", s[:d] + [1] + s[d + 1:]),
+            (f"torch.logsumexp({x.name}, {d})", s[:d] + s[d + 1:]),
+            (f"{x.name}.std({d}, unbiased=False)", s[:d] + s[d + 1:]),
+            (f"{x.name}.prod({d}, keepdim=True)", s[:d] + [1] + s[d + 1:]),
+            (f"{x.name}.norm(dim={d})", s[:d] + s[d + 1:]),
+            (f"{x.name}.amin({d})" if s[d] else f"{x.name}.sum({d})", s[:d] + s[d + 1:]),
+            (f"{x.name}.min({d})[0] * 2" if s[d] else f"{x.name}.sum({d})", s[:d] + s[d + 1:]),
+            (f"torch.log_softmax({x.name}, {d}) + {x.name}", s),
+            (f"{x.name} / {x.name}.sum({d}, keepdim=True)", s),
+            (f"({x.name} - {x.name}.mean({d}, keepdim=True)) * torch.rsqrt("
+             f"{x.name}.var({d}, keepdim=True, unbiased=False) + 1e-5)", s),
         ])
         return self.new(e, shape, "i" if "[1]" in e else "f")
 
@@ -304,18 +314,24 @@ class Gen:
         if x.kind == "f" and kind == "i":
             e = ".clamp(-1000, 1000)" + e  # float -> int of inf / nan is undefined in C
         if x.kind == "f" and kind == "b":
-            e = ".abs().gt(0.5)"
+            e = ".abs().gt(0.45)"
         return self.new(f"{x.name}{e}", x.shape, kind)
 
     def mask(self):
         r = self.rng
         x = self.pick(min_rank=1)
         if x.kind == "b":
-            return self.new(f"{x.name} & ~{x.name}.flip(-1)", x.shape, "b")
+            return self.new(self.rng.choice([f"{x.name} & ~{x.name}.flip(-1)",
+                                             f"{x.name} | {x.name}.roll(1, -1)",
+                                             f"{x.name} ^ ({x.name}.sum(-1, keepdim=True) > 1)",
+                                             f"{x.name}.logical_not()"]), x.shape, "b")
+        # thresholds no op saturates to (tanh(9.01) is 1.0 in PyTorch, 1 - 2**-24 in numpy)
+        if x.kind == "f" and r.random() < 0.3:
+            return self.new(f"(({x.name} > 0.3) & ({x.name} < 0.7)) | {x.name}.isnan()", x.shape, "b")
         val = "0.0" if x.kind == "f" else "0"
         return self.new(r.choice([f"{x.name}.masked_fill({x.name} < 0, {val})",
                                   f"({x.name} > 0).to({x.name}.dtype) * {x.name}",
-                                  f"torch.where({x.name} > 1, {x.name}, {x.name} * 0)"]),
+                                  f"torch.where({x.name} > 1.3, {x.name}, {x.name} * 0)"]),
                         x.shape, x.kind)
 
     def index(self):
@@ -374,6 +390,8 @@ def _make_inputs(rng: random.Random, torch):
     n = rng.choice([1, 2, 3])
     base = [rng.choice([1, 2, 3, 4, 6]) for _ in range(rng.choice([1, 2, 3, 4]))]
     base[0] = max(base[0], 2)
+    if rng.random() < 0.25:  # rows long enough for the kernels' vector and remainder loops
+        base[-1] = rng.choice([17, 33, 64, 100])
     args, vals = [], []
     for i in range(n):
         shape = list(base) if i == 0 else rng.choice([list(base), list(base[1:]), [1] + base[1:],
@@ -389,9 +407,27 @@ def _make_inputs(rng: random.Random, torch):
             a = torch.randint(-9, 10, shape, dtype=rng.choice([torch.int64, torch.int32]))
         else:
             a = torch.rand(shape) > 0.5
+        if len(shape) >= 2 and rng.random() < 0.25:  # a transposed input
+            a = a.transpose(-1, -2).contiguous().transpose(-1, -2)
+        elif len(shape) >= 1 and rng.random() < 0.15:  # every other element of a wider array
+            wide = torch.zeros(shape[:-1] + [2 * shape[-1]], dtype=a.dtype)
+            wide[..., ::2] = a
+            a = wide[..., ::2]
         args.append(a)
         vals.append(Val(f"x{i}", tuple(shape), kind))
     return args, vals
+
+
+def _same_layout(x):
+    """A copy of the numpy array ``x`` with its strides' pattern (transposed, or every other
+    element of a wider array): ``ndarray.copy`` would make it contiguous."""
+    if not isinstance(x, np.ndarray) or x.flags.c_contiguous:
+        return x.copy() if isinstance(x, np.ndarray) else x
+    if x.ndim >= 2 and np.swapaxes(x, -1, -2).flags.c_contiguous:
+        return np.swapaxes(np.swapaxes(x, -1, -2).copy(), -1, -2)
+    wide = np.zeros(x.shape[:-1] + (2 * x.shape[-1],), x.dtype)
+    wide[..., ::2] = x
+    return wide[..., ::2]
 
 
 def _program(rng: random.Random, script: bool):
@@ -459,7 +495,7 @@ def test_random_structure(torch, tmp_path, seed, capture):
               for x in inputs if isinstance(x, np.ndarray)]
     floats += [np.dtype(np.float16)] * ("float16" in src)
     for mode, run in graph_modes(text):
-        args = [x.copy() if isinstance(x, np.ndarray) else x for x in inputs]
+        args = [_same_layout(x) for x in inputs]
         got = run(*args)
         got = (got if isinstance(got, tuple) else (got,)) + tuple(args)  # and the inputs after
         assert len(got) == len(wants), f"seed {seed} ({capture}, {mode})\n{src}"
