@@ -159,3 +159,51 @@ def test_int_and_mixed_dtypes_keep_promotion():
     inputs = (RNG.integers(-3, 3, (6, 20)).astype(np.int32),
               RNG.integers(-3, 3, (6, 20)).astype(np.int32), _arr(20), _arr(6, 5))
     _check(text, *inputs)
+
+
+# A write into the producer's operand between the producer and the chunk: recomputed per
+# chunk at the chunk's place, the producer would read the written values (structural fuzz).
+WRITE_BETWEEN = """
+graph(%x : Float(2, 3, 8, strides=[24, 8, 1], requires_grad=0, device=cpu)):
+  %one : int = prim::Constant[value=1]()
+  %two : int = prim::Constant[value=2]()
+  %m1 : int = prim::Constant[value=-1]()
+  %m2 : int = prim::Constant[value=-2]()
+  %v1 : Float(2, 3, 8, strides=[24, 8, 1], requires_grad=0, device=cpu) = aten::add(%x, %one, %one)
+  %w : Float(2, 3, 8, strides=[24, 8, 1], requires_grad=0, device=cpu) = aten::clamp_(%x, %m2, %two)
+  %l : Tensor[] = aten::chunk(%v1, %two, %m1)
+  %a : Float(2, 3, 4, strides=[24, 8, 1], requires_grad=0, device=cpu), %b : Float(2, 3, 4, strides=[24, 8, 1], requires_grad=0, device=cpu) = prim::ListUnpack(%l)
+  return (%b)
+"""
+
+
+def test_no_motion_across_a_write_into_the_producers_operand():
+    x = _arr(2, 3, 8) * 4
+    fused = jit.fuse(parse_graph(WRITE_BETWEEN))
+    got = jit.run(fused, x.copy())
+    np.testing.assert_array_equal(got, (x + 1)[..., 4:])
+
+
+# Traced ``v1 = x * 4; v1.chunk(2, -1)[0], v1 * 1.5 - 0.25``: v1 has two readers, so the chunk
+# stays; recomputing v1 in the chunk's group would make the chunk's input a computed value,
+# which no kernel can read as a view (strict mode raised).
+SHARED_CHUNKED = """
+graph(%x : Float(4, 6, strides=[6, 1], requires_grad=0, device=cpu)):
+  %four : float = prim::Constant[value=4.]()
+  %two : int = prim::Constant[value=2]()
+  %m1 : int = prim::Constant[value=-1]()
+  %one : int = prim::Constant[value=1]()
+  %a : float = prim::Constant[value=1.5]()
+  %q : float = prim::Constant[value=0.25]()
+  %v1 : Float(4, 6, strides=[6, 1], requires_grad=0, device=cpu) = aten::mul(%x, %four)
+  %l : Tensor[] = aten::chunk(%v1, %two, %m1)
+  %c0 : Float(4, 3, strides=[6, 1], requires_grad=0, device=cpu), %c1 : Float(4, 3, strides=[6, 1], requires_grad=0, device=cpu) = prim::ListUnpack(%l)
+  %s : Float(4, 6, strides=[6, 1], requires_grad=0, device=cpu) = aten::mul(%v1, %a)
+  %t : Float(4, 6, strides=[6, 1], requires_grad=0, device=cpu) = aten::sub(%s, %q, %one)
+  %e : Float(4, 3, strides=[6, 1], requires_grad=0, device=cpu) = aten::exp(%c0)
+  return (%t, %e)
+"""
+
+
+def test_a_chunked_value_with_other_readers_is_not_recomputed_under_the_chunk():
+    _check(SHARED_CHUNKED, _arr(4, 6), groups=2)

@@ -32,6 +32,7 @@ from typing import Callable, List, Optional, Set
 
 from ..ir.graph import Block, Graph, Node, Value
 from ..ir.types import BOOL, FLOAT, INT, NUMBER, TENSOR, TensorType
+from .mutation_order import writes
 
 BROADCASTING_CHUNK = "prim::BroadcastingChunk"
 _SCALARS = (INT, FLOAT, BOOL, NUMBER)
@@ -60,13 +61,19 @@ def _move_in_block(graph: Graph, block: Block, fusible, returned: Set[Value]) ->
     return moved
 
 
-def _movable_producer(v: Value, block: Block, fusible, returned: Set[Value]) -> Optional[Node]:
-    """``v``'s producer, if the chunk may move above it: a fusible single-output elementwise
-    node of this block whose output has that one use and is not returned."""
+def _movable_producer(v: Value, block: Block, fusible, returned: Set[Value],
+                      consumer: Node) -> Optional[Node]:
+    """``v``'s producer, if the chunk (``consumer``) may move above it: a fusible
+    single-output elementwise node of this block whose output has that one use and is not
+    returned, with no in-place write between the two (the producer is recomputed at the
+    chunk's place, and must read its operands as they were)."""
     p = v.node
     if p is None or p.owning_block is not block or len(p.outputs) != 1:
         return None
     if len(v.uses) != 1 or v in returned or not fusible(p):
+        return None
+    nodes = block.nodes
+    if any(writes(n) for n in nodes[nodes.index(p) + 1:nodes.index(consumer)]):
         return None
     if not any(_is_tensor(i) for i in p.inputs):
         return None
@@ -98,7 +105,7 @@ def _as_broadcasting_chunk(graph: Graph, block: Block, chunk: Node, fusible,
     if (unpack.kind != "prim::ListUnpack" or unpack.owning_block is not block
             or len(unpack.outputs) != n):
         return None
-    producer = _movable_producer(x, block, fusible, returned)
+    producer = _movable_producer(x, block, fusible, returned, chunk)
     if producer is None:
         return None
     # chunk(x) with x's own chunks as the outputs: then the generic step moves the producer
@@ -133,7 +140,7 @@ def _move_through_producer(graph: Graph, block: Block, bc: Node, fusible,
     to a new ``prim::BroadcastingChunk`` of its tensor operands.  Returns the new chunk node,
     or None when no input has a movable producer."""
     n, dim = bc.attrs["chunks"], bc.attrs["dim"]
-    found = next(((j, p) for j, p in ((j, _movable_producer(v, block, fusible, returned))
+    found = next(((j, p) for j, p in ((j, _movable_producer(v, block, fusible, returned, bc))
                                       for j, v in enumerate(bc.inputs)) if p is not None), None)
     if found is None:
         return None

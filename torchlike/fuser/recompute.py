@@ -44,6 +44,7 @@ from ..ops import registry
 from . import decisions
 
 MAX_OPS = 8
+_CHUNKS = ("aten::chunk", "prim::BroadcastingChunk", "prim::ConstantChunk")
 SMALL_FRACTION = 16
 
 
@@ -128,6 +129,8 @@ def recompute_shared(part) -> bool:
 def _recompute_in(part, out: Value, cone: List[Node], reader) -> bool:
     """Clone ``cone`` (computing ``out``) into ``reader`` if that adds at most one full-size
     read; the reader's uses of ``out`` then read the clone."""
+    if any(u.kind in _CHUNKS for u in part.users[out] if part.owner[u] is reader):
+        return False  # a chunk reads its input as a view of a group input, never computed
     inside = set(cone)
     leaves = list(dict.fromkeys(v for n in cone for v in n.inputs if v.node not in inside))
     already = {v for m in reader.members for v in m.inputs}
