@@ -312,7 +312,9 @@ class Gen:
         e, kind = r.choice([(".float()", "f"), (".double()", "f"), (".long()", "i"),
                             (".int()", "i"), (".bool()", "b"), (".to(torch.float16)", "f")])
         if x.kind == "f" and kind == "i":
-            e = ".clamp(-1000, 1000)" + e  # float -> int of inf / nan is undefined in C
+            # float -> int of inf / nan is undefined in C; rounded, not truncated: tanh(9.01) + 1
+            # is 2.0 in PyTorch and 1.9999999 in numpy, a last-bit difference truncation magnifies
+            e = ".clamp(-1000, 1000).round()" + e
         if x.kind == "f" and kind == "b":
             e = ".abs().gt(0.45)"
         return self.new(f"{x.name}{e}", x.shape, kind)
