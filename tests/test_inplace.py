@@ -355,3 +355,17 @@ def test_a_write_through_to_of_the_same_dtype_reaches_the_input(mode):
     got = jit.run(jit.fuse(g) if mode == "fused" else g, x)
     np.testing.assert_array_equal(got, [3.0, 4.0, 6.0])
     np.testing.assert_array_equal(x, [2.0, 3.0, 5.0])  # PyTorch writes into the input
+
+
+def test_to_and_type_as_of_the_same_dtype_return_the_input_itself():
+    """PyTorch returns ``self`` from ``x.to(x.dtype)`` and ``x.type_as(y)`` of one dtype, so
+    a later in-place write through the result reaches ``x``; float16 included (it computes in
+    float32, which made a copy), and ``copy=True`` copies."""
+    to, type_as = registry.get("aten::to"), registry.get("aten::type_as")
+    for dt in (np.float16, np.float32, np.int64, np.bool_):
+        x = np.ones(3, dt)
+        code = {np.float16: 5, np.float32: 6, np.int64: 4, np.bool_: 11}[dt]
+        assert to.impl(np, x, code, False, False, None) is x
+        assert type_as.impl(np, x, np.zeros(2, dt)) is x
+        assert to.impl(np, x, code, False, True, None) is not x
+        assert to.impl(np, x, 7, False, False, None).dtype == np.float64

@@ -518,9 +518,10 @@ elementwise("aten::to", "Tensor self, ScalarType? dtype=None, bool non_blocking=
             "bool copy=False, MemoryFormat? memory_format=None",
             ref=lambda xp, a, dtype=None, non_blocking=False, copy=False, memory_format=None:
             a.copy() if copy else a, dtype_rule=_rule_cast("dtype"), normalize=_normalize_to,
-            numba="{self}", cuda="{self}", aliases=("astype",))  # x.astype(np.float64): numpy's
+            numba="{self}", cuda="{self}", aliases=("astype",),  # x.astype(np.float64): numpy's
+            returns_self=True)
 elementwise("aten::type_as", "Tensor self, Any other", ref=lambda xp, a, other: a,
-            dtype_rule=_rule_cast("other"), numba="{self}", cuda="{self}")
+            dtype_rule=_rule_cast("other"), numba="{self}", cuda="{self}", returns_self=True)
 
 _LIKE = "ScalarType? dtype=None, Layout? layout=None, Device? device=None, " \
         "bool? pin_memory=None, MemoryFormat? memory_format=None"

@@ -229,8 +229,11 @@ def _scalar_call(op: OpDef, operands, attrs):
         return np.asarray(op.ref(np, *cast, **attrs)).astype(out).item()
 
 
-def _impl_for(op: OpDef, operand_idx, attr_idx):
-    """The interpreter's entry point for ``op``: ``impl(xp, *args)`` in schema order."""
+def _impl_for(op: OpDef, operand_idx, attr_idx, returns_self: bool = False):
+    """The interpreter's entry point for ``op``: ``impl(xp, *args)`` in schema order.  With
+    ``returns_self``, an array operand already of the result dtype is returned itself unless
+    ``copy`` is asked (``x.to(torch.float16)`` of a float16 x is x, whose writes it shares;
+    a half goes through float32 otherwise, a copy)."""
     params, n = op.params, len(op.params)
     names = op.operand_names
     attr_names = [params[i].name for i in attr_idx]
@@ -250,6 +253,8 @@ def _impl_for(op: OpDef, operand_idx, attr_idx):
             return _scalar_call(op, operands, attrs)
         infos = [operand_info(v) for k, v in zip(names, operands) if v is not None and k not in keep]
         compute, out = rule(infos, attrs)
+        if returns_self and getattr(operands[0], "dtype", None) == out and not attrs.get("copy"):
+            return operands[0]
         compute = compute_dtype_of(compute)
         cast = [v if v is None or k in keep else _cast(xp, v, compute)
                 for k, v in zip(names, operands)]
@@ -269,7 +274,8 @@ def elementwise(name: str, schema: str, ref: Callable, *, dtype_rule: Any = "sam
                 normalize: Optional[Callable] = None, scalar_out: Optional[str] = None,
                 precheck: Optional[Callable] = None,
                 fusible_if: Optional[Callable] = None, foldable: bool = True,
-                commutative: bool = False, sees_dtypes: bool = False) -> OpDef:
+                commutative: bool = False, sees_dtypes: bool = False,
+                returns_self: bool = False) -> OpDef:
     """Register an elementwise op (see the module docstring).
 
     ``dtypes``: accepted promoted input dtypes (a name in DTYPE_SETS or a tuple);
@@ -282,7 +288,9 @@ def elementwise(name: str, schema: str, ref: Callable, *, dtype_rule: Any = "sam
     it at compile time (dropout: its result depends on the mode and the generator);
     ``commutative``: the two operands may be swapped (a traced ``np.multiply(2.0, x)`` records
     ``mul(%x, 2.)``, as PyTorch's ``Tensor.__rmul__`` does); ``sees_dtypes``: the ref and
-    callable templates get ``dtypes`` (``OpDtypes``, see the module docstring).
+    callable templates get ``dtypes`` (``OpDtypes``, see the module docstring);
+    ``returns_self``: an operand already of the result dtype is the result itself, as PyTorch
+    returns ``self`` from ``to`` and ``type_as`` (see ``_impl_for``).
     """
     params = parse_schema(schema)
     operand_idx = [i for i, p in enumerate(params) if p.is_operand]
@@ -299,5 +307,5 @@ def elementwise(name: str, schema: str, ref: Callable, *, dtype_rule: Any = "sam
                kept=tuple(keep), normalize=normalize, scalar_out=scalar_out, precheck=precheck,
                fusible_if=fusible_if, foldable=foldable, commutative=commutative,
                sees_dtypes=sees_dtypes)
-    op.impl = _impl_for(op, operand_idx, attr_idx)
+    op.impl = _impl_for(op, operand_idx, attr_idx, returns_self)
     return register(op)
