@@ -66,8 +66,9 @@ INTEGER = ["({} + {})", "({} * {})", "({} - {})", "torch.maximum({}, {})", "({} 
            "({} // 3)", "({} % 5)", "torch.clamp({}, -3, 7)", "torch.bitwise_not({})",
            "torch.remainder({}, 7)", "torch.div({}, 3, rounding_mode='floor')", "torch.sign({})",
            "torch.minimum({}, {})", "({} * 3 - {})"]
-# more with TORCHLIKE_FUZZ_SEEDS=N (24 take ~30 s on 2 cores)
-SEEDS = range(int(os.environ.get("TORCHLIKE_FUZZ_SEEDS", "24")))
+# more with TORCHLIKE_FUZZ_SEEDS=N (seeds 0..N-1) or =A:B (seeds A..B-1); 24 take ~30 s on 2 cores
+_RANGE = os.environ.get("TORCHLIKE_FUZZ_SEEDS", "24").split(":")
+SEEDS = range(int(_RANGE[0]), int(_RANGE[1])) if len(_RANGE) == 2 else range(int(_RANGE[0]))
 
 
 def _expr(rng: random.Random, names, depth: int, integer: bool) -> str:
