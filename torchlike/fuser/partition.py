@@ -238,11 +238,9 @@ def _reduced(item: _Item) -> Set[Tuple]:
 
 
 def _broadcastable(a: _Item, b: _Item) -> bool:
-    """False where merging ``a`` and ``b`` (two readers of one tensor) would make a group whose
-    values cannot broadcast together, which would only fall back at run time: two known sizes
-    other than 1 in one dim of their elementwise outputs, or one chunking a tensor the other
-    reads whole (a piece is narrower than the tensor).  Reductions' outputs are left to
-    ``_reduced``."""
+    """False where merging two readers of one tensor makes a group whose values cannot
+    broadcast (a run-time fallback): known sizes other than 1 that differ in one dim of their
+    elementwise outputs, or a chunk of a tensor the other reads whole."""
     chunked = {c.inputs[0] for c in a.chunks + b.chunks if c.kind == "aten::chunk"}
     sizes: Dict[int, int] = {}
     for m in a.members + b.members:
