@@ -276,6 +276,18 @@ def test_loop_carried_value_read_after_the_loop_stays_in_place():
     np.testing.assert_allclose(got, _accumulate_alias(x), rtol=1e-6)
 
 
+def _run(text, mode, *inputs):
+    """``text`` parsed and run ``mode``-wise; fused, its groups' kernels must have run."""
+    g = ir.parse_graph(text)
+    if mode == "interpreted":
+        return jit.run(g, *inputs)
+    jit.reset_stats()
+    out = jit.run(jit.fuse(g), *inputs)
+    st = jit.stats()
+    assert st["fallbacks"] == {} and st["cache_hits"] + st["cache_misses"] >= 1, st
+    return out
+
+
 # Printed by torch.jit.script for ``y = x.clone(); y[..., 0].neg_(); y.unbind(0)[1].mul_(3)``
 # on a 1-D x: select and unbind of a 1-D tensor are 0-d views, so both writes reach ``y``.
 WRITE_THROUGH_0D_VIEWS = """
@@ -298,9 +310,8 @@ graph(%x.1 : Tensor):
 
 @pytest.mark.parametrize("mode", ["interpreted", "fused"])
 def test_inplace_through_a_0d_view_writes_the_base(mode):
-    g = ir.parse_graph(WRITE_THROUGH_0D_VIEWS)
     x = np.array([1.0, 2.0, 4.0], np.float32)
-    got = jit.run(jit.fuse(g) if mode == "fused" else g, x)
+    got = _run(WRITE_THROUGH_0D_VIEWS, mode, x)
     np.testing.assert_array_equal(got, [-3.0, 18.0, 12.0])  # PyTorch's
     np.testing.assert_array_equal(x, [1.0, 2.0, 4.0])  # the clone's, not the input's
 
@@ -322,9 +333,7 @@ graph(%x : Double(1, 1, 2, strides=[2, 2, 1], requires_grad=0, device=cpu)):
 
 @pytest.mark.parametrize("mode", ["interpreted", "fused"])
 def test_list_unpack_of_one_element_is_the_element(mode):
-    g = ir.parse_graph(UNPACK_ONE)
-    x = np.array([[[1.5, -2.0]]])
-    got = jit.run(jit.fuse(g) if mode == "fused" else g, x)
+    got = _run(UNPACK_ONE, mode, np.array([[[1.5, -2.0]]]))
     np.testing.assert_array_equal(got, [[1.5, -2.0]])
     two = ir.parse_graph(UNPACK_ONE.replace("(1, 1, 2,", "(1, 2, 2,"))
     with pytest.raises(ExecutionError, match="2 values for 1 output"):
@@ -350,9 +359,8 @@ graph(%x1.1 : Float(3, strides=[1], requires_grad=0, device=cpu)):
 
 @pytest.mark.parametrize("mode", ["interpreted", "fused"])
 def test_a_write_through_to_of_the_same_dtype_reaches_the_input(mode):
-    g = ir.parse_graph(TO_SAME_DTYPE_THEN_WRITE)
     x = np.array([1.0, 2.0, 4.0], np.float32)
-    got = jit.run(jit.fuse(g) if mode == "fused" else g, x)
+    got = _run(TO_SAME_DTYPE_THEN_WRITE, mode, x)
     np.testing.assert_array_equal(got, [3.0, 4.0, 6.0])
     np.testing.assert_array_equal(x, [2.0, 3.0, 5.0])  # PyTorch writes into the input
 

@@ -23,8 +23,7 @@ def _matmul_arrays(xp, a, b):
     comp = compute_dtype(str(out))
     if comp != str(out):
         a, b = a.astype(comp), b.astype(comp)
-    with np.errstate(all="ignore"):  # inf * 0 in a product is NaN, silently, as in PyTorch
-        return xp.asarray(xp.matmul(a, b)).astype(out, copy=False)
+    return xp.asarray(xp.matmul(a, b)).astype(out, copy=False)
 
 
 def _matmul(xp, a, b):

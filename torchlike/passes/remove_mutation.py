@@ -31,7 +31,7 @@ from typing import Optional
 from ..ir.graph import Block, Graph, Node, Value
 from ..ir.types import TensorType
 from ..ops import registry
-from ..ops.inplace import functional_of
+from ..ops.inplace import functional_of, mutates
 from ..ops.prim_ops import PIECES
 from .shape_inference import infer_node
 
@@ -65,9 +65,8 @@ def aliases_a_write(node: Node) -> bool:
     not known to return a fresh tensor), is the target of an in-place op, or is handed to a
     node with blocks that writes.  Such a node must run as itself (``x.float()`` on a float
     ``x`` is ``x``; a ``x.add_(1)`` afterwards changes both), never as a fused copy."""
-    from ..ops.inplace import mutates
     seen = set()
-    todo = [v for v in (node.inputs[:1] + node.outputs)]
+    todo = node.inputs[:1] + node.outputs
     while todo:
         v = todo.pop()
         if v in seen:
