@@ -149,6 +149,9 @@ def _mixed(op: OpDef, attrs, check, known_gaps, dtypes) -> List[str]:
         a = special_values(da)[:6]
         vb = special_values(db)
         seconds = [np.resize(vb[1:7], a.size), np.array(vb[-1])]  # a tensor, a 0-d tensor
+        if db in ("int16", "int32", "int64"):  # ints that round when they meet float16
+            seconds += [np.resize(np.array([2049, -4097, 32767], db), a.size),
+                        np.array(2049, db)]
         for second in seconds:
             operands = []
             for name in op.operand_names:
@@ -163,7 +166,7 @@ def _mixed(op: OpDef, attrs, check, known_gaps, dtypes) -> List[str]:
                 out.append(f"{da} with {db}{'' if second.ndim else ' (0-d)'}: {msg}")
     for da in dtypes:
         a = np.resize(special_values(da)[:6], (2, 3))
-        for scalar in (True, 2, -3, 1.5, 0.0):
+        for scalar in (True, 2, -3, 1.5, 0.0, 0.3, 2049):  # 0.3, 2049: not float16 values
             operands = [a if i == 0 else scalar for i, _ in enumerate(op.operand_names)]
             operands = [(a > 0) if n in keep else v for n, v in zip(op.operand_names, operands)]
             if op.operand_names[0] in keep:

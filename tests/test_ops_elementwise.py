@@ -120,14 +120,23 @@ def reference(torch):
 
 # Where PyTorch's vectorized float kernels disagree with its own scalar path and with math, we
 # do not copy them: gelu(+inf) is nan, gelu_backward's tail is 0, fmod/remainder overflow a/b
-# to nan, and float16 add/sub with alpha != 1 multiply in float16 (overflowing) instead of
-# computing in float32.
+# to nan, and float16 add/sub with alpha != 1 round the product to float16 (overflowing) in
+# the scalar loop instead of computing in float32 as the vectorized loop does.
 def _f64(v):
     return np.asarray(v, dtype=np.float64)
 
 
-def _alpha_overflow(k):
-    return lambda args: np.abs(_f64(args[k]) * args[2]) > 65504
+def _alpha_rounds(k):
+    """float16 add/sub/rsub with alpha: PyTorch's scalar loop (tails, small tensors) rounds
+    alpha * other to float16 before the sum (overflowing past 65504), its vectorized loop
+    and ours do not."""
+    def quirk(args):
+        prod = _f64(args[k]) * args[2]
+        if not any(getattr(a, "dtype", None) == np.float16 for a in args[:2]):
+            return np.zeros(prod.shape, bool)
+        with np.errstate(over="ignore"):
+            return (np.abs(prod) > 65504) | (prod.astype(np.float16) != prod)
+    return quirk
 
 
 def _half_below(limit):
@@ -161,8 +170,8 @@ QUIRKS = {
     "aten::fmod": lambda args: np.abs(_f64(args[0]) / _f64(args[1])) > 3e38,
     "aten::remainder": lambda args: np.abs(_f64(args[0]) / _f64(args[1])) > 3e38,
     "aten::logit_backward": every_float(_logit_backward_loops),
-    "aten::add": _alpha_overflow(1), "aten::sub": _alpha_overflow(1),
-    "aten::rsub": _alpha_overflow(0),
+    "aten::add": _alpha_rounds(1), "aten::sub": _alpha_rounds(1),
+    "aten::rsub": _alpha_rounds(0),
 }
 
 # Ops choosing between two equal zeros (-0.0 vs 0.0) differently: PyTorch returns the first
@@ -376,3 +385,31 @@ def test_numba_int_division_sets_error_flag():
     out, err = np.empty(2, np.int64), np.zeros(1, np.int32)
     k(np.array([7, 1]), np.array([-2, 0]), out, err)
     assert out[0] == -4 and err[0] == 1
+
+
+CLAMP_INT8 = """
+graph(%x : Tensor, %c : Tensor):
+  %big : int = prim::Constant[value=2049]()
+  %y : Tensor = aten::mul(%x, %x)
+  %z : Tensor = aten::clamp_min(%y, %big)
+  %w : Tensor = aten::where(%c, %y, %big)
+  return (%z, %w)
+"""
+
+
+@pytest.mark.parametrize("mode", range(3), ids=lambda k: ("interpreted", "fused", "strict")[k])
+def test_int_scalar_that_overflows_the_tensor_dtype_raises(mode):
+    """``clamp_min(int8_x, 2049)`` and ``where(c, int8_x, 2049)`` raise in PyTorch ("value cannot
+    be converted to type int8_t without overflow"; ``int8_x + 2049`` wraps): the same error,
+    naming the node, interpreted and fused (the group runs interpreted to raise it)."""
+    from graph_modes import graph_modes
+
+    from torchlike.errors import ExecutionError
+    _, run = graph_modes(CLAMP_INT8)[mode]
+    x = np.array([1, -2, 3], np.int8)
+    with pytest.raises(ExecutionError, match=r"(?s)clamp_min.*int8_t without overflow"):
+        run(x, x > 0)
+    ok = CLAMP_INT8.replace("2049", "100")
+    z, w = graph_modes(ok)[mode][1](x, x > 0)
+    np.testing.assert_array_equal(z, [100, 100, 100])
+    np.testing.assert_array_equal(w, [1, 100, 9])

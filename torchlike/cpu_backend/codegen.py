@@ -87,7 +87,7 @@ _PYTHON_DTYPE = {bool: "bool", int: "int64", float: "float64"}
 
 # A float16 kernel imports its conversions (math_f16): compiled once per process, inlined.
 F16_HELPERS = ("from torchlike.cpu_backend.math_f16 import _f16_bits, _f16_from_bits, "
-               "_f16_round  # noqa: F401")
+               "_f16_round, tl_div_trunc_half, tl_floor_divide_half  # noqa: F401")
 
 # An expression of float variables with + - * / only keeps its float type in Numba: no cast
 # needed (fewer casts to type is most of the compile time of long chains).
@@ -277,7 +277,7 @@ class _Renderer(Renderer):
         info, compute = self.spec.info(r), o.compute
         if (info.carrier == "int64" and compute != "bool") or \
                 (info.carrier == "float64" and compute.startswith("float")):
-            return self.operand(r, compute)
+            return self.operand(r, self.attribute_dtype(o, name))
         return literal(info.const) if info.kind == ValueKind.CONST else self.variable(r, info)
 
     def simple(self, o: OpInfo, text: str) -> bool:

@@ -25,7 +25,8 @@ from numba.extending import intrinsic
 
 from .math_f32 import _njit, _target_has
 
-__all__ = ["_f16_from_bits", "_f16_bits", "_f16_round", "HAS_F16C"]
+__all__ = ["_f16_from_bits", "_f16_bits", "_f16_round", "tl_div_trunc_half",
+           "tl_floor_divide_half", "HAS_F16C"]
 
 HAS_F16C = _target_has("f16c")
 _I16, _I32, _F32 = ir.IntType(16), ir.IntType(32), ir.FloatType()
@@ -168,3 +169,29 @@ def _install_truncdfhf2() -> None:
 _KEEP: list = []  # the cfunc's machine code lives as long as this module
 if HAS_F16C:
     _install_truncdfhf2()
+
+
+# -- division in float16 arithmetic -------------------------------------------------------------
+# PyTorch's float16 trunc and floor division round every step to float16 (ops/elementwise.py's
+# _half_steps): the quotient before trunc, and each step of c10::div_floor_floating.
+
+@_njit
+def tl_div_trunc_half(a, b):
+    return np.trunc(_f16_round(a / b))
+
+
+@_njit
+def tl_floor_divide_half(a, b):
+    if b == 0:
+        return a / b
+    m = np.fmod(a, b)  # exact
+    d = _f16_round(_f16_round(a - m) / b)
+    if m != 0 and (b < 0) != (m < 0):
+        d = _f16_round(d - np.float32(1))
+    if d != 0:
+        f = np.floor(d)
+        if d - f > 0.5:
+            f += np.float32(1)
+        return f
+    return np.copysign(np.float32(0), a / b)
+

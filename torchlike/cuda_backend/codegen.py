@@ -68,6 +68,20 @@ def _neg(text: str) -> str:
     return f"({text})" if text.startswith("-") else text
 
 
+def _round_to_half(value, dtype: str) -> np.float32:
+    """``value`` rounded to float16 or bfloat16 (through float32, as ``ops.casting`` and
+    PyTorch's c10::Half(double) convert), as a float32.  numpy has no bfloat16: its rounding
+    to nearest even is done on the float32 bits."""
+    if dtype == "float16":
+        return casting.cast_value(casting.cast_value(value, "float16"), "float32")
+    f = casting.cast_value(value, "float32")
+    if not np.isfinite(f):
+        return f
+    bits = int(np.array(f).view(np.uint32))
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    return np.array(bits, np.uint32).view(np.float32)[()]
+
+
 def literal(value, dtype: str) -> str:
     """``value`` converted to ``dtype`` as the interpreter converts a Python scalar
     (``ops.casting``), spelled exactly: float32 with 9 significant digits and ``f``, float64
@@ -76,7 +90,8 @@ def literal(value, dtype: str) -> str:
         return "tl_none_t()"
     if not isinstance(value, (bool, int, float, np.generic)):
         raise Unsupported(f"unsupported constant of type {type(value).__name__}")
-    dtype = CTYPE[dtype].rstrip("_") if dtype in HALF else dtype
+    if dtype in HALF:  # a half value held in a float: the constant rounded to the half type
+        value, dtype = _round_to_half(value, dtype), "float32"
     v = casting.cast_value(value, dtype)
     if dtype == "bool":
         return "true" if v else "false"
@@ -138,6 +153,17 @@ class _Renderer(Renderer):
 
     def scalar_name(self, index: int) -> str:
         return f"s{index}"
+
+    def same_type(self, have: str, want: str) -> bool:
+        return have == want if want in HALF else super().same_type(have, want)
+
+    def convert(self, expr: str, have: Optional[str], want: str) -> str:
+        """To a half type: the value rounded, held in a float (an int or a double meeting a
+        float16 common dtype is rounded to it first, as PyTorch converts operands)."""
+        if want in HALF:
+            arg = f"(float64)({expr})" if have == "float64" else f"(float)({expr})"
+            return f"tl_round_{'half' if want == 'float16' else 'bf16'}({arg})"
+        return super().convert(expr, have, want)
 
     def attribute(self, o: OpInfo, name: str, r) -> str:
         info = self.spec.info(r)

@@ -298,4 +298,22 @@ TL_DEV __nv_bfloat16 tl_to_bf16(float x) { return __float2bfloat16_rn(x); }
 TL_DEV __nv_bfloat16 tl_to_bf16(double x) { return __float2bfloat16_rn((float)x); }
 template <typename T> TL_DEV float tl_round_half(T x) { return __half2float(tl_to_half(x)); }
 template <typename T> TL_DEV float tl_round_bf16(T x) { return __bfloat162float(tl_to_bf16(x)); }
+// Trunc and floor division in float16/bfloat16 arithmetic, every step rounded to the half type,
+// as PyTorch's half kernels divide (torchlike/ops/elementwise.py's _half_steps).
+#define TL_HALF_DIVISION(SUF, R)                                                    \
+  TL_DEV float tl_div_trunc_##SUF(float a, float b) { return tl_trunc(R(a / b)); } \
+  TL_DEV float tl_floor_divide_##SUF(float a, float b) {                          \
+    if (b == 0) return a / b;                                                      \
+    float m = tl_fmod(a, b);                                                       \
+    float d = R(R(a - m) / b);                                                     \
+    if (m != 0 && tl_is_neg(b) != tl_is_neg(m)) d = R(d - 1.0f);                   \
+    if (d != 0) {                                                                  \
+      float f = tl_floor(d);                                                       \
+      if (d - f > 0.5f) f += 1.0f;                                                 \
+      return f;                                                                    \
+    }                                                                              \
+    return tl_copysign(0.0f, a / b);                                               \
+  }
+TL_HALF_DIVISION(half, tl_round_half)
+TL_HALF_DIVISION(bf16, tl_round_bf16)
 #endif  // TL_PRELUDE_HALF

@@ -153,6 +153,8 @@ class OpInfo:
     out_dtype: str
     scalar: bool = False                     # TorchScript scalar arithmetic
     dtypes: Optional[ew.OpDtypes] = None     # the operands' own dtypes (ops that see them)
+    half: Optional[str] = None               # the half common dtype operands and
+                                            # ``op.half_attrs`` round to first (None: none)
 
     def template_constants(self) -> Dict[str, Any]:
         """What a callable template sees: the constant attributes' values and the constant
@@ -430,10 +432,12 @@ def _op(node: Node, values: Dict[Value, ValueInfo], used: Dict[Value, None]) -> 
         if scalar:
             compute, out = ew.scalar_signature_dtypes(
                 op, [None if r is None else info(r).dtype for r in operands], attr_values)
-            shape = ()
+            shape, through, half = (), [None] * len(operands), None
         else:
             infos = [None if r is None else (info(r).dtype, info(r).priority) for r in operands]
             compute, out = signature_dtypes(op, infos, attr_values)
+            through = ew.rounded_through(op, infos, compute)
+            half = compute if compute in ew.HALF_DTYPES else None
             compute = ew.compute_dtype_of(compute)
             shape = _broadcast([info(r).shape for r in operands if r is not None])
     except Exception:
@@ -441,8 +445,11 @@ def _op(node: Node, values: Dict[Value, ValueInfo], used: Dict[Value, None]) -> 
     for dt in (compute, out):
         if dt not in ALL_DTYPES:
             raise Unsupported(f"unsupported dtype {dt}")
-    op_dtypes = [None if r is None else (info(r).carrier if name in keep else compute)
-                 for name, r in zip(op.operand_names, operands, strict=True)]
+    if op.checked_scalars and not scalar:
+        _check_scalars(op, node, operands, out, info)
+    # an operand rounded to the half common dtype first is a float16 value held in float32
+    op_dtypes = [None if r is None else (info(r).carrier if name in keep else rounded or compute)
+                 for name, r, rounded in zip(op.operand_names, operands, through, strict=True)]
     dtypes = ew.OpDtypes(tuple(None if r is None else (
         info(r).dtype if not scalar else {"float32": "float64"}.get(info(r).dtype, info(r).dtype),
         info(r).priority) for r in operands), out)
@@ -452,7 +459,26 @@ def _op(node: Node, values: Dict[Value, ValueInfo], used: Dict[Value, None]) -> 
     else:
         prio = Priority.DIM if shape else Priority.ZERO_DIM
         values[node.output()] = ValueInfo(ValueKind.OP, out, prio, out, shape)
-    return OpInfo(node, op, operands, attrs, attr_values, compute, op_dtypes, out, scalar, dtypes)
+    return OpInfo(node, op, operands, attrs, attr_values, compute, op_dtypes, out, scalar, dtypes,
+                  half)
+
+
+def _check_scalars(op, node, operands, out: str, info) -> None:
+    """``op.checked_scalars``: a constant Python int that does not fit the integer result
+    raises where the interpreter runs the node (naming it); a runtime int scalar meeting a
+    narrower integer result is not compiled (its check would be per call)."""
+    consts = []
+    for name, r in zip(op.operand_names, operands, strict=True):
+        i = None if r is None else info(r)
+        if i is not None and i.kind == ValueKind.SCALAR and name in op.checked_scalars and \
+                i.dtype == "int64" and out in ("uint8", "int8", "int16", "int32"):
+            raise Unsupported(f"unsupported runtime int scalar {name} of {node.kind} on {out} "
+                              f"(PyTorch checks it for overflow)")
+        consts.append(i.const if i is not None and i.kind == ValueKind.CONST else None)
+    try:
+        ew.check_scalars_fit(op, consts, out)
+    except Exception:
+        raise InterpretInstead() from None
 
 
 def _precheck(op, node, operands, attrs, attr_values, info) -> None:

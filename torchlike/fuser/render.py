@@ -113,8 +113,15 @@ class Renderer:
 
     def attribute(self, o: OpInfo, name: str, r: Ref) -> str:
         """Attributes meet the op's operands in its compute dtype, as a Python scalar meets an
-        array of that dtype in the interpreter."""
-        return self.operand(r, o.compute)
+        array of that dtype in the interpreter (rounded to a half common dtype first where the
+        op says: ``attribute_dtype``)."""
+        return self.operand(r, self.attribute_dtype(o, name))
+
+    @staticmethod
+    def attribute_dtype(o: OpInfo, name: str) -> str:
+        """The dtype a numeric attribute is converted to: the compute dtype, or the half
+        common dtype for ``op.half_attrs`` (add's alpha, as PyTorch's kernels read it)."""
+        return o.half if o.half is not None and name in o.op.half_attrs else o.compute
 
     def op_expr(self, o: OpInfo) -> str:
         """The op's template with every placeholder it names filled (each rendered once, in

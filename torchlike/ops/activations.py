@@ -77,7 +77,7 @@ def _softshrink_check(operands, attrs):
                              f"but found {lambd}")
 
 
-elementwise("aten::hardshrink", "Tensor self, Scalar lambd=0.5",
+elementwise("aten::hardshrink", "Tensor self, Scalar lambd=0.5", half_attrs=("lambd",),
             ref=lambda xp, a, lambd=0.5: xp.where((a >= -lambd) & (a <= lambd),
                                                   a.dtype.type(0), a),
             dtypes="float",

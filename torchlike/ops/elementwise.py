@@ -55,20 +55,24 @@ def _t_unless(attr, default, plain, general):
 
 
 elementwise("aten::add", "Tensor self, Tensor other, Scalar alpha=1",
+            half_attrs=("alpha",),
             ref=lambda xp, a, b, alpha=1: a + _alpha(xp, b, alpha), dtype_rule=_rule_alpha,
             numba=_t_alpha("{self} + {other}"), cuda=_t_alpha("{self} + {other}", "{alpha}"),
             commutative=True)
 elementwise("aten::sub", "Tensor self, Tensor other, Scalar alpha=1",
+            half_attrs=("alpha",),
             ref=lambda xp, a, b, alpha=1: a - _alpha(xp, b, alpha), dtype_rule=_rule_sub,
             numba=_t_alpha("{self} - {other}"), cuda=_t_alpha("{self} - {other}", "{alpha}"),
             aliases=("subtract",))
 elementwise("aten::rsub", "Tensor self, Tensor other, Scalar alpha=1",
+            half_attrs=("alpha",),
             ref=lambda xp, a, b, alpha=1: b - _alpha(xp, a, alpha), dtype_rule=_rule_sub,
             numba=_t_unless("alpha", 1, "{other} - {self}", "{other} - {self} * np.{T}({alpha})"),
             cuda=_t_unless("alpha", 1, "{other} - {self}", "{other} - {self} * {alpha}"))
 elementwise("aten::mul", "Tensor self, Tensor other", ref=lambda xp, a, b: a * b,
             numba={"bool": "{self} and {other}", "default": "{self} * {other}"},
-            cuda="{self} * {other}", aliases=("multiply",), commutative=True)
+            cuda="{self} * {other}", aliases=("multiply",), commutative=True,
+            exact_scalars=("other",))
 
 
 # ----- division family -----
@@ -86,10 +90,35 @@ def _trunc_div(xp, a, b):
     return xp.trunc(a / b)
 
 
-def _floor_div(xp, a, b):
+def _floor_div(xp, a, b, dtypes=None):
     if a.dtype.kind in "iub":
         _check_int_zero(xp, b)
+    half = _half_steps(dtypes)
+    if half is not None:
+        return _floor_div_rounded(xp, a, b, lambda v: v.astype(half).astype(a.dtype))
     return xp.floor_divide(a, b)
+
+
+def _half_steps(dtypes) -> "str | None":
+    """The half dtype PyTorch's trunc and floor division round every step to, or None.
+    Its float16/bfloat16 kernels divide in the half type (``Vectorized<Half>``'s ``a / b``
+    rounds, and so does ``c10::div_floor_floating<Half>``'s each step: trunc(7.5 / 0.025) is
+    300, not 299), except with a scalar divisor, read at float32 (``original_scalar_value``)."""
+    if dtypes is None or dtypes.out not in ("float16", "bfloat16"):
+        return None
+    other = dtypes.operands[1]
+    return dtypes.out if other is not None and other[1] == Priority.DIM else None
+
+
+def _floor_div_rounded(xp, a, b, r):
+    """``c10::div_floor_floating`` with each step rounded by ``r``."""
+    m = xp.fmod(a, b)  # exact
+    d = r(r(a - m) / b)
+    d = xp.where((m != 0) & ((b < 0) != (m < 0)), r(d - 1), d)
+    f = xp.floor(d)
+    f = xp.where(d - f > 0.5, f + 1, f)
+    q = a / b
+    return xp.where(b == 0, q, xp.where(d != 0, f, xp.copysign(xp.zeros_like(q), q)))
 
 
 def _remainder(xp, a, b):
@@ -106,13 +135,16 @@ def _fmod(xp, a, b):
     return xp.fmod(a, b)
 
 
-def _div(xp, a, b, rounding_mode=None):
+def _div(xp, a, b, rounding_mode=None, dtypes=None):
     if rounding_mode is None:
         return xp.true_divide(a, b)
     if rounding_mode == "trunc":
+        half = _half_steps(dtypes)
+        if half is not None:
+            return xp.trunc((a / b).astype(half).astype(a.dtype))
         return _trunc_div(xp, a, b)
     if rounding_mode == "floor":
-        return _floor_div(xp, a, b)
+        return _floor_div(xp, a, b, dtypes)
     raise ExecutionError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
                          f"found '{rounding_mode}'")
 
@@ -132,19 +164,22 @@ def _t_div(dt, attrs):  # the same text in Numba and CUDA C
     if mode is None:
         return "{self} / {other}"
     if is_float(dt):
-        return "tl_div_trunc_float({self}, {other})" if mode == "trunc" else \
-            "tl_floor_divide_float({self}, {other})"
+        half = _half_steps(attrs.get("dtypes"))
+        kind = "float" if half is None else "half" if half == "float16" else "bf16"
+        return f"tl_div_trunc_{kind}({{self}}, {{other}})" if mode == "trunc" else \
+            f"tl_floor_divide_{kind}({{self}}, {{other}})"
     return f"tl_int_div_{mode}({{self}}, {{other}}, err)"
 
 
 elementwise("aten::div", "Tensor self, Tensor other, str? rounding_mode=None", ref=_div,
-            dtype_rule=_rule_div, numba=_t_div, cuda=_t_div, aliases=("true_divide", "divide"))
-_FLOOR_DIVIDE = {"float": "tl_floor_divide_float({self}, {other})",  # Numba and CUDA C
-                 "default": "tl_int_div_floor({self}, {other}, err)"}
+            dtype_rule=_rule_div, numba=_t_div, cuda=_t_div, aliases=("true_divide", "divide"),
+            exact_scalars=("other",), sees_dtypes=True)
+_FLOOR_DIVIDE = lambda dt, attrs: _t_div(dt, dict(attrs, rounding_mode="floor"))  # noqa: E731
 _REMAINDER = {"float": "tl_remainder_float({self}, {other})",
               "default": "tl_remainder_int({self}, {other}, err)"}
 elementwise("aten::floor_divide", "Tensor self, Tensor other", ref=_floor_div,
-            dtypes="number", numba=_FLOOR_DIVIDE, cuda=_FLOOR_DIVIDE)
+            dtypes="number", numba=_FLOOR_DIVIDE, cuda=_FLOOR_DIVIDE, exact_scalars=("other",),
+            sees_dtypes=True)
 elementwise("aten::remainder", "Tensor self, Tensor other", ref=_remainder, dtypes="number",
             numba=_REMAINDER, cuda=_REMAINDER, aliases=("mod",))
 elementwise("aten::fmod", "Tensor self, Tensor other", ref=_fmod, dtypes="number",
@@ -385,6 +420,7 @@ def _rule_clamp(infos, attrs):
 
 elementwise("aten::clamp", "Tensor self, Tensor? min=None, Tensor? max=None", ref=_clamp,
             precheck=_clamp_check, dtype_rule=_rule_clamp, dtypes="all",
+            checked_scalars=("min", "max"),
             numba="tl_clamp({self}, {min}, {max})", cuda="tl_clamp({self}, {min}, {max})",
             aliases=("clip",))
 def _rule_clamp_scalar(infos, attrs):
@@ -394,10 +430,10 @@ def _rule_clamp_scalar(infos, attrs):
 
 
 elementwise("aten::clamp_min", "Tensor self, Tensor min", ref=lambda xp, a, min: xp.maximum(a, min),
-            dtype_rule=_rule_clamp_scalar, numba="tl_maximum({self}, {min})",
+            dtype_rule=_rule_clamp_scalar, numba="tl_maximum({self}, {min})", checked_scalars=("min",),
             cuda="tl_maximum({self}, {min})")
 elementwise("aten::clamp_max", "Tensor self, Tensor max", ref=lambda xp, a, max: xp.minimum(a, max),
-            dtype_rule=_rule_clamp_scalar, numba="tl_minimum({self}, {max})",
+            dtype_rule=_rule_clamp_scalar, numba="tl_minimum({self}, {max})", checked_scalars=("max",),
             cuda="tl_minimum({self}, {max})")
 elementwise("aten::maximum", "Tensor self, Tensor other", ref=lambda xp, a, b: xp.maximum(a, b),
             numba="tl_maximum({self}, {other})", cuda="tl_maximum({self}, {other})",
@@ -415,6 +451,7 @@ def _as_bool(xp, c):
 
 elementwise("aten::where", "Tensor condition, Tensor self, Tensor other",
             ref=lambda xp, c, a, b: xp.where(c, a, b), keep=("condition",),
+            checked_scalars=("self", "other"),
             numba="{self} if {condition} else {other}", cuda="{condition} ? {self} : {other}")
 def _masked_fill_check(operands, attrs):
     self, value = operands[0], operands[2]

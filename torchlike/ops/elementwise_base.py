@@ -25,6 +25,10 @@ cast to the compute dtype (None when absent) and the out dtype.
 
 float16 and bfloat16 are computed in float32 (as PyTorch's CPU kernels and CUDA do) and
 rounded once at the end, so every backend sees the same compute dtype: ``compute_dtype_of``.
+An operand of another dtype is first rounded to the half common dtype, as PyTorch's CPU
+kernels convert every input to it before widening (``x + 0.3`` adds 0.30004883 to a float16
+x, an int32 2049 becomes 2048), except the ``exact_scalars`` an op reads at float32 when they
+are Python scalars or 0-d tensors (``x * 0.3``, ``x / 0.3``: ``rounded_through``).
 
 With no array among the operands (``aten::add(%i, %1)`` on ints in a scripted loop) an op is
 TorchScript scalar arithmetic: it is computed on int64/float64/bool and returns a Python scalar
@@ -36,7 +40,7 @@ from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tu
 
 import numpy as np
 
-from ..errors import UnsupportedOpError
+from ..errors import ExecutionError, UnsupportedOpError
 from . import casting
 from .dtypes import (
     ALL_DTYPES,
@@ -207,6 +211,51 @@ def operand_dtypes(op: OpDef, operand_infos, attrs) -> List[Optional[str]]:
             for n, i in zip(op.operand_names, operand_infos)]
 
 
+HALF_DTYPES = ("float16", "bfloat16")
+_EXACT_IN_HALF = ("bool", "uint8", "int8")  # every value is a float16 and a bfloat16
+
+
+def rounded_through(op: OpDef, operand_infos, compute: str) -> List[Optional[str]]:
+    """Per operand (schema order, (dtype, priority) or None): the half dtype it is rounded to
+    before it widens to float32, or None.  ``compute`` is the op's rule's (unwidened) compute
+    dtype.  PyTorch's CPU kernels convert every operand to the common dtype (float16 + 0.3
+    adds half(0.3); float16 == 0.3 compares with it; an int32 2049 meeting float16 is 2048)
+    and only then compute in float32; ``mul``, ``div`` and ``lerp`` read a Python-scalar or
+    0-d ``other``/``weight`` at float32 (``iter.original_scalar_value``): ``op.exact_scalars``.
+
+        >>> rounded_through(get("aten::add"), [("float16", Priority.DIM),
+        ...                                    ("float64", Priority.WRAPPED)], "float16")
+        [None, 'float16']
+    """
+    if compute not in HALF_DTYPES:
+        return [None] * len(operand_infos)
+    return [None if info is None or name in op.kept or info[0] in (compute,) + _EXACT_IN_HALF
+            or (name in op.exact_scalars and info[1] != Priority.DIM) else compute
+            for name, info in zip(op.operand_names, operand_infos)]
+
+
+# PyTorch's Scalar.to<T>() overflow check (c10::overflows): a signed type takes its range, an
+# unsigned one -max..max (two's complement wraps a small negative); its C names, as it says them
+_C_INT = {"uint8": ("uint8_t", -255, 255), "int8": ("int8_t", -128, 127),
+          "int16": ("short int", -(1 << 15), (1 << 15) - 1), "int32": ("int", -(1 << 31),
+                                                                      (1 << 31) - 1)}
+
+
+def check_scalars_fit(op: OpDef, operands: Sequence[Any], dtype: str) -> None:
+    """Raise ExecutionError where a Python-int operand named in ``op.checked_scalars`` does not
+    fit the integer result ``dtype``: ``clamp(int8_x, min=2049)``, ``where(c, uint8_x, 300)``
+    and ``uint8_x ** 2049`` raise in PyTorch (its kernels read the scalar with a checked
+    conversion), where ``int8_x + 2049`` wraps.  None marks an operand whose value is unknown."""
+    limits = _C_INT.get(dtype)
+    if limits is None:
+        return
+    for name, v in zip(op.operand_names, operands):
+        if name in op.checked_scalars and isinstance(v, (int, np.integer)) and \
+                not isinstance(v, (bool, np.bool_)) and not limits[1] <= int(v) <= limits[2]:
+            raise ExecutionError(f"value cannot be converted to type {limits[0]} without "
+                                 f"overflow")
+
+
 def _cast(xp, v, dtype):
     """``v`` as ``dtype``, converted as PyTorch converts (``casting.cast``)."""
     if hasattr(v, "ndim"):
@@ -253,11 +302,20 @@ def _impl_for(op: OpDef, operand_idx, attr_idx, returns_self: bool = False):
             return _scalar_call(op, operands, attrs)
         infos = [operand_info(v) for k, v in zip(names, operands) if v is not None and k not in keep]
         compute, out = rule(infos, attrs)
+        if op.checked_scalars:
+            check_scalars_fit(op, operands, out)
         if returns_self and getattr(operands[0], "dtype", None) == out and not attrs.get("copy"):
             return operands[0]
+        through = rounded_through(op, [None if v is None else operand_info(v) for v in operands],
+                                  compute)
+        if compute in HALF_DTYPES:
+            for a in op.half_attrs:
+                if isinstance(attrs.get(a), (int, float)) and not isinstance(attrs[a], bool):
+                    attrs[a] = float(casting.cast_value(attrs[a], compute))
         compute = compute_dtype_of(compute)
-        cast = [v if v is None or k in keep else _cast(xp, v, compute)
-                for k, v in zip(names, operands)]
+        cast = [v if v is None or k in keep else
+                _cast(xp, v if r is None else _cast(xp, v, r), compute)
+                for k, v, r in zip(names, operands, through)]
         if op.sees_dtypes:
             attrs["dtypes"] = OpDtypes(tuple(None if v is None else operand_info(v)
                                              for v in operands), out)
@@ -275,7 +333,8 @@ def elementwise(name: str, schema: str, ref: Callable, *, dtype_rule: Any = "sam
                 precheck: Optional[Callable] = None,
                 fusible_if: Optional[Callable] = None, foldable: bool = True,
                 commutative: bool = False, sees_dtypes: bool = False,
-                returns_self: bool = False) -> OpDef:
+                returns_self: bool = False, exact_scalars: Sequence[str] = (),
+                half_attrs: Sequence[str] = (), checked_scalars: Sequence[str] = ()) -> OpDef:
     """Register an elementwise op (see the module docstring).
 
     ``dtypes``: accepted promoted input dtypes (a name in DTYPE_SETS or a tuple);
@@ -290,7 +349,11 @@ def elementwise(name: str, schema: str, ref: Callable, *, dtype_rule: Any = "sam
     ``mul(%x, 2.)``, as PyTorch's ``Tensor.__rmul__`` does); ``sees_dtypes``: the ref and
     callable templates get ``dtypes`` (``OpDtypes``, see the module docstring);
     ``returns_self``: an operand already of the result dtype is the result itself, as PyTorch
-    returns ``self`` from ``to`` and ``type_as`` (see ``_impl_for``).
+    returns ``self`` from ``to`` and ``type_as`` (see ``_impl_for``); ``exact_scalars``:
+    operands not rounded to a half common dtype when they are scalars (``rounded_through``);
+    ``half_attrs``: numeric attributes that are (add's alpha, hardshrink's lambd);
+    ``checked_scalars``: operands whose Python int must fit an integer result
+    (``check_scalars_fit``).
     """
     params = parse_schema(schema)
     operand_idx = [i for i, p in enumerate(params) if p.is_operand]
@@ -306,6 +369,7 @@ def elementwise(name: str, schema: str, ref: Callable, *, dtype_rule: Any = "sam
                aliases=tuple(aliases), dtype_rule=rule, templates=templates, ref=ref, infer=infer,
                kept=tuple(keep), normalize=normalize, scalar_out=scalar_out, precheck=precheck,
                fusible_if=fusible_if, foldable=foldable, commutative=commutative,
-               sees_dtypes=sees_dtypes)
+               sees_dtypes=sees_dtypes, exact_scalars=tuple(exact_scalars),
+               half_attrs=tuple(half_attrs), checked_scalars=tuple(checked_scalars))
     op.impl = _impl_for(op, operand_idx, attr_idx, returns_self)
     return register(op)

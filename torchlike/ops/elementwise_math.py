@@ -80,6 +80,7 @@ def _t_pow(language, general):
 
 
 elementwise("aten::pow", "Tensor self, Tensor exponent", ref=_pow, precheck=_pow_check,
+            checked_scalars=("exponent",),
             scalar_out="float64", dtypes="number",
             numba=_t_pow("numba", {"float32": "tl_pow_f32({self}, {exponent})",
                                    "float": "{self} ** {exponent}",

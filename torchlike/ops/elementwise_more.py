@@ -38,6 +38,10 @@ def _rule_lerp(infos, attrs):
     dt = result_type(infos[:2])
     if not is_float(dt):
         raise UnsupportedOpError(f"aten::lerp is not implemented for dtype {dt}")
+    if len(infos) > 2 and infos[2][1] == Priority.DIM and infos[2][0] != dt:
+        # a tensor weight is not promoted (a 0-d one or a Python number is a scalar)
+        raise ExecutionError(f"lerp expected dtype {dt} for `weight` but got dtype "
+                             f"{infos[2][0]}")
     return dt, dt
 
 
@@ -48,7 +52,7 @@ def _lerp(xp, a, b, w):
 
 elementwise("aten::lerp", "Tensor self, Tensor end, Tensor weight", ref=_lerp,
             dtype_rule=_rule_lerp, numba="tl_lerp({self}, {end}, {weight})",
-            cuda="tl_lerp({self}, {end}, {weight})")
+            cuda="tl_lerp({self}, {end}, {weight})", exact_scalars=("weight",))
 
 
 def _rule_addcdiv(infos, attrs):

@@ -70,6 +70,13 @@ class OpDef:
     commutative: bool = False               # its two operands may be swapped (np.multiply(2, x))
     sees_dtypes: bool = False               # ref and callable templates get ``dtypes``: the
                                             # operands' own dtypes and the out dtype (OpDtypes)
+    exact_scalars: Tuple[str, ...] = ()     # operands that, as a 0-d tensor or Python scalar,
+                                            # skip the rounding to a half common dtype
+                                            # (elementwise_base.rounded_through: mul's other)
+    half_attrs: Tuple[str, ...] = ()        # numeric attributes rounded to a half common dtype
+                                            # first, as PyTorch's kernels read them (add's alpha)
+    checked_scalars: Tuple[str, ...] = ()   # operands whose Python int must fit an integer
+                                            # result dtype (clamp's min: PyTorch raises)
     vjp: Optional[Callable] = None          # derivative rule (ctx, grads) -> input cotangents
                                             # (ops/derivatives.py; None: not differentiable)
     python_params: Tuple[Param, ...] = ()   # an op of overloads (no ``params``) called from
