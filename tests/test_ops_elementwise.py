@@ -413,3 +413,16 @@ def test_int_scalar_that_overflows_the_tensor_dtype_raises(mode):
     z, w = graph_modes(ok)[mode][1](x, x > 0)
     np.testing.assert_array_equal(z, [100, 100, 100])
     np.testing.assert_array_equal(w, [1, 100, 9])
+
+
+@pytest.mark.parametrize("name,args", [
+    ("aten::dropout", (1.5, False)), ("aten::alpha_dropout", (-0.1, False)),
+    ("aten::feature_dropout", (2.0, False)), ("aten::rrelu", (0.5, 0.25, False, None))])
+def test_eval_mode_argument_checks_raise_as_pytorch(torch, name, args):
+    """Dropout's p outside [0, 1] and rrelu's lower > upper raise in PyTorch in eval mode too."""
+    from torchlike.errors import ExecutionError
+    x = np.ones(3, np.float32)
+    with pytest.raises(RuntimeError):
+        getattr(torch.ops.aten, name.split("::")[1])(torch.from_numpy(x), *args)
+    with pytest.raises(ExecutionError, match="dropout probability|Lower bound"):
+        get(name).impl(np, x, *args)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ExecutionError, UnsupportedOpError
+from .elementwise import dropout_p_check
 from .elementwise_base import elementwise, rule_same
 
 # ----- relu6 -----
@@ -130,11 +131,17 @@ def _rrelu_slope(attrs):
     return "(({lower} + {upper}) / 2)"
 
 
+def _rrelu_check(operands, attrs):
+    lower, upper = attrs.get("lower", 0.125), attrs.get("upper", 1.0 / 3.0)
+    if isinstance(lower, (int, float)) and isinstance(upper, (int, float)) and lower > upper:
+        raise ExecutionError("Lower bound should be less than or equal to the upper bound")
+
+
 elementwise("aten::rrelu", "Tensor self, Scalar lower=0.125, Scalar upper=0.3333333333333333, "
             "bool training=False, Generator? generator=None",
             ref=lambda xp, a, lower=0.125, upper=1.0 / 3.0, training=False, generator=None:
             xp.where(a > 0, a, a * ((lower + upper) / 2)),
-            dtype_rule=_eval_only("rrelu", "training"), dtypes="float",
+            dtype_rule=_eval_only("rrelu", "training"), dtypes="float", precheck=_rrelu_check,
             fusible_if=_fusible_in_eval("training"), foldable=False,
             numba=lambda dt, attrs: f"{{self}} if {{self}} > 0 else {{self}} * "
                                     f"np.{{T}}({_rrelu_slope(attrs)})",
@@ -143,5 +150,6 @@ elementwise("aten::rrelu", "Tensor self, Scalar lower=0.125, Scalar upper=0.3333
 for _name in ("alpha_dropout", "feature_dropout", "feature_alpha_dropout"):
     elementwise(f"aten::{_name}", "Tensor input, float p, bool train",
                 ref=lambda xp, a, p, train: a, dtype_rule=_eval_only(_name, "train"),
+                precheck=dropout_p_check,
                 fusible_if=_fusible_in_eval("train"), foldable=False,
                 numba="{input}", cuda="{input}")

@@ -578,6 +578,13 @@ elementwise("aten::full_like", "Tensor self, Scalar fill_value, " + _LIKE,
             dtype_rule=_rule_like, numba="np.{T}({fill_value})", cuda="{fill_value}")
 
 
+def dropout_p_check(operands, attrs):
+    """PyTorch checks p in eval mode too (``F.dropout(x, 1.5, False)`` raises)."""
+    p = attrs.get("p")
+    if isinstance(p, (int, float)) and not 0 <= p <= 1:
+        raise ExecutionError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
 def _rule_dropout(infos, attrs):
     # p == 0 in training mode is the identity in ATen too (a model built with dropout=0.0)
     if attrs.get("train") and attrs.get("p") != 0:
@@ -587,6 +594,6 @@ def _rule_dropout(infos, attrs):
 
 
 elementwise("aten::dropout", "Tensor input, float p, bool train", ref=lambda xp, a, p, train: a,
-            dtype_rule=_rule_dropout, numba="{input}", cuda="{input}",
+            dtype_rule=_rule_dropout, numba="{input}", cuda="{input}", precheck=dropout_p_check,
             fusible_if=lambda attrs: None if attrs.get("train") is False or attrs.get("p") == 0
             else "train is not False", foldable=False)
