@@ -320,6 +320,12 @@ def layout_operands(dtype: str, layout: str) -> Tuple[np.ndarray, ...]:
         return np.array(gx[k]), np.array(gy[k]), np.array(gz[k]), np.array(True)
     if layout == "empty":
         return x[:0], y[:0], z[:1], c[:0]
+    if layout == "half-mixed":  # float16 meeting int32 values that round in float16 (2049 is
+        # 2048) and a 0-d float64 that is no float16 value: every operand rounds first
+        if dtype != "float16":
+            raise ValueError("layout half-mixed is float16's")
+        ints = np.resize(np.array([2049, -4097, 65519, 3, -7, 100, 1, 32769], np.int32), x.shape)
+        return x, ints, np.array(0.3), c
     raise ValueError(f"unknown layout {layout!r}: expected one of {LAYOUTS}")
 
 

@@ -262,3 +262,23 @@ def test_half_common_dtype_rounds_operands_as_pytorch(strict_cpu, torch, backend
     for k, (a, b) in enumerate(zip(got, want)):
         assert a.dtype == b.dtype, k
         np.testing.assert_array_equal(a, b, err_msg=f"output r{k}")
+
+
+@pytest.mark.parametrize("backend", ["cpu", "cuda-emulated"])
+def test_every_op_rounds_mixed_operands_to_float16_in_kernels(backend):
+    """Every registry op with two or more operands on a float16 x, an int32 y holding values
+    that round in float16 (2049, -4097, 65519) and a 0-d float64 0.3: the compiled kernels
+    (Numba strictly, with the counters checked; the CUDA C through the emulator) equal the
+    interpreter, whose rounding is checked against PyTorch in test_ops_elementwise."""
+    from differential import Matrix, backend_missing, op_cases
+
+    from torchlike.ops.elementwise_base import kept_operands
+    if backend_missing(backend):
+        pytest.skip(backend_missing(backend))
+    cases = [c for c in op_cases()
+             if len([n for n in c.op.operand_names if n not in kept_operands(c.op)]) >= 2]
+    r = Matrix(backend, [("float16", "half-mixed")], cases=cases).check_case("float16",
+                                                                             "half-mixed")
+    assert len(r.cases) > 40, [c.id for c in r.cases]
+    failures = r.failures()
+    assert not failures, "\n".join(failures[:10])
