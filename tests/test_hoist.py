@@ -38,6 +38,48 @@ def test_statements_move_only_when_everything_they_read_is_invariant():
         "v4 = tl_gelu_f32(v0, 'tanh')", "out0[i0, 0] = v1"])
     assert before == ["a1 = in1[()]", "v0 = tl_exp_f32(a1) * k0"]
     assert rest[0] == "a0 = in0[i0, 0]" and "out0[i0, 0] = v1" in rest
+    before, rest = hoist_invariants(["a0 = in0[0, 0]", "a1 = in1[0, i1]", "v0 = tl_exp_f32(a0)",
+                                     "v1 = v0 * a1", "a2 = in2[(0 + 3 * c2) & k9, 0]"])
+    assert before == ["a0 = in0[0, 0]", "v0 = tl_exp_f32(a0)"]
+
+
+# fuzz seed 9746: a (1,) input's logit(sigmoid(sinh(clamp(x)))) and erfc beside a (3, 1) loop;
+# read at in0[0] in the loop, LLVM had not compiled the kernel after ten minutes
+BROADCAST_CHAIN = """
+graph(%x1 : Tensor, %x0 : Tensor, %y : Tensor):
+  %m5 : int = prim::Constant[value=-5]()
+  %p5 : int = prim::Constant[value=5]()
+  %m2 : int = prim::Constant[value=-2]()
+  %p2 : int = prim::Constant[value=2]()
+  %none : NoneType = prim::Constant()
+  %e : Tensor = aten::erfc(%x1)
+  %g : Tensor = aten::gt(%x0, %x1)
+  %c : Tensor = aten::clamp(%x1, %m5, %p5)
+  %s : Tensor = aten::sinh(%c)
+  %c2 : Tensor = aten::clamp(%s, %m2, %p2)
+  %sg : Tensor = aten::sigmoid(%c2)
+  %l : Tensor = aten::logit(%sg, %none)
+  %w : Tensor = aten::where(%g, %y, %l)
+  %r : Tensor = aten::mul(%w, %e)
+  return (%r)
+"""
+
+
+@pytest.mark.parametrize("x1_shape", [(1,), (1, 1)])
+def test_chain_of_a_broadcast_input_is_computed_before_the_loops(strict_cpu, x1_shape):
+    g = jit.fuse(parse_graph(BROADCAST_CHAIN))
+    args = (np.full(x1_shape, 0.3, np.float32), np.linspace(-1, 1, 6, dtype=np.float32)
+            .reshape(3, 2)[:, :1], np.arange(3, dtype=np.float32).reshape(3, 1))
+    (kernel,) = jit.codegen(g, *args)
+    src = kernel.source
+    assert src.index("tl_sinh_f32") < src.index("for ") and \
+        src.index("tl_log_f32") < src.index("for "), src
+    jit.reset_stats()
+    executor.clear_caches()
+    got = Interpreter(g, fusion_runner=executor.run_fusion_group).run(*args)
+    stats = jit.stats()
+    assert stats["kernels_compiled"] + stats["disk_hits"] == 1 and not stats["fallbacks"], stats
+    np.testing.assert_array_equal(got, jit.run(parse_graph(BROADCAST_CHAIN), *args))
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])

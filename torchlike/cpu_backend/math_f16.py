@@ -194,4 +194,3 @@ def tl_floor_divide_half(a, b):
             f += np.float32(1)
         return f
     return np.copysign(np.float32(0), a / b)
-
