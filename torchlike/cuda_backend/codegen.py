@@ -68,20 +68,6 @@ def _neg(text: str) -> str:
     return f"({text})" if text.startswith("-") else text
 
 
-def _round_to_half(value, dtype: str) -> np.float32:
-    """``value`` rounded to float16 or bfloat16 (through float32, as ``ops.casting`` and
-    PyTorch's c10::Half(double) convert), as a float32.  numpy has no bfloat16: its rounding
-    to nearest even is done on the float32 bits."""
-    if dtype == "float16":
-        return casting.cast_value(casting.cast_value(value, "float16"), "float32")
-    f = casting.cast_value(value, "float32")
-    if not np.isfinite(f):
-        return f
-    bits = int(np.array(f).view(np.uint32))
-    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
-    return np.array(bits, np.uint32).view(np.float32)[()]
-
-
 def literal(value, dtype: str) -> str:
     """``value`` converted to ``dtype`` as the interpreter converts a Python scalar
     (``ops.casting``), spelled exactly: float32 with 9 significant digits and ``f``, float64
@@ -91,7 +77,7 @@ def literal(value, dtype: str) -> str:
     if not isinstance(value, (bool, int, float, np.generic)):
         raise Unsupported(f"unsupported constant of type {type(value).__name__}")
     if dtype in HALF:  # a half value held in a float: the constant rounded to the half type
-        value, dtype = _round_to_half(value, dtype), "float32"
+        value, dtype = casting.round_float(value, dtype), "float32"
     v = casting.cast_value(value, dtype)
     if dtype == "bool":
         return "true" if v else "false"

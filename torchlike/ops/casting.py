@@ -125,3 +125,21 @@ def cast(xp, v, dtype: str):
 def cast_value(value: Any, dtype: str):
     """A Python or numpy scalar converted to ``dtype``: a numpy scalar (Python ints wrap)."""
     return cast(np, np.asarray(value), dtype)[()]
+
+
+def round_float(v: Any, dtype: str) -> float:
+    """The number ``v`` rounded to float ``dtype``, as a Python float (a half type through
+    float32, as c10 converts a double; numpy has no bfloat16: round to nearest even on the
+    top 16 bits of the float32, NaN and inf kept)."""
+    if dtype == "float64":
+        return float(v)
+    with np.errstate(over="ignore"):
+        f = np.array(v, np.float32)
+    if dtype == "float16":
+        return float(f.astype(np.float16))
+    if dtype == "bfloat16":
+        bits = int(f.view(np.uint32))
+        if (bits & 0x7F800000) != 0x7F800000:
+            bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+        return float(np.array(bits, np.uint32).view(np.float32))
+    return float(f)

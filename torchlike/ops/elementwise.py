@@ -17,7 +17,7 @@ import numpy as np
 from ..errors import ExecutionError, UnsupportedOpError
 from ..ir.types import SCALAR_TYPE_ENUM
 from .dtypes import Priority, is_float, result_type
-from .elementwise_base import compute_dtype_of, elementwise, rule_float, rule_same
+from .elementwise_base import HALF_DTYPES, compute_dtype_of, elementwise, rule_float, rule_same
 
 
 def _alpha(xp, x, alpha):
@@ -104,7 +104,7 @@ def _half_steps(dtypes) -> "str | None":
     Its float16/bfloat16 kernels divide in the half type (``Vectorized<Half>``'s ``a / b``
     rounds, and so does ``c10::div_floor_floating<Half>``'s each step: trunc(7.5 / 0.025) is
     300, not 299), except with a scalar divisor, read at float32 (``original_scalar_value``)."""
-    if dtypes is None or dtypes.out not in ("float16", "bfloat16"):
+    if dtypes is None or dtypes.out not in HALF_DTYPES:
         return None
     other = dtypes.operands[1]
     return dtypes.out if other is not None and other[1] == Priority.DIM else None

@@ -58,6 +58,7 @@ from .registry import OpDef, parse_schema, register
 # A template is a string, a dict keyed by dtype/category/"default", or a function
 # (compute_dtype, attrs) -> string, for code that depends on an attribute (div's rounding_mode).
 Template = Union[str, Dict[str, str], Callable[[str, Dict[str, Any]], str]]
+HALF_DTYPES = ("float16", "bfloat16")  # computed in float32, rounded (compute_dtype_of)
 
 
 class OpDtypes(NamedTuple):
@@ -116,7 +117,7 @@ def restricted(rule: Callable, allowed: Sequence[str], op_name: str) -> Callable
 
 def compute_dtype_of(dtype: str) -> str:
     """The dtype arithmetic happens in: half types widen to float32."""
-    return "float32" if dtype in ("float16", "bfloat16") else dtype
+    return "float32" if dtype in HALF_DTYPES else dtype
 
 
 def category_name(dtype: str) -> str:
@@ -211,7 +212,6 @@ def operand_dtypes(op: OpDef, operand_infos, attrs) -> List[Optional[str]]:
             for n, i in zip(op.operand_names, operand_infos)]
 
 
-HALF_DTYPES = ("float16", "bfloat16")
 _EXACT_IN_HALF = ("bool", "uint8", "int8")  # every value is a float16 and a bfloat16
 
 
@@ -290,6 +290,7 @@ def _impl_for(op: OpDef, operand_idx, attr_idx, returns_self: bool = False):
     check = op.precheck
     normalizing = op.normalize is not None
     rule = op.dtype_rule
+    no_rounding = [None] * len(names)
 
     def impl(xp, *args):
         if len(args) != n or normalizing:
@@ -306,12 +307,13 @@ def _impl_for(op: OpDef, operand_idx, attr_idx, returns_self: bool = False):
             check_scalars_fit(op, operands, out)
         if returns_self and getattr(operands[0], "dtype", None) == out and not attrs.get("copy"):
             return operands[0]
-        through = rounded_through(op, [None if v is None else operand_info(v) for v in operands],
-                                  compute)
-        if compute in HALF_DTYPES:
+        through = no_rounding
+        if compute in HALF_DTYPES:  # (the per-operand rounding only exists for half types)
+            through = rounded_through(op, [None if v is None else operand_info(v)
+                                           for v in operands], compute)
             for a in op.half_attrs:
                 if isinstance(attrs.get(a), (int, float)) and not isinstance(attrs[a], bool):
-                    attrs[a] = float(casting.cast_value(attrs[a], compute))
+                    attrs[a] = casting.round_float(attrs[a], compute)
         compute = compute_dtype_of(compute)
         cast = [v if v is None or k in keep else
                 _cast(xp, v if r is None else _cast(xp, v, r), compute)

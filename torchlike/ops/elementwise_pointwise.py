@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from ..errors import ExecutionError, UnsupportedOpError
-from . import special_math
+from . import casting, special_math
 from .dtypes import Priority, is_float, is_int, result_type, to_float
 from .elementwise_base import compute_dtype_of, elementwise, rule_float, rule_same
 from .registry import get
@@ -188,22 +188,6 @@ for _name, _log in (("xlogy", "log"), ("special_xlog1py", "log1p")):
 # ----- nextafter and ldexp: they depend on the operands' own dtypes -----
 
 
-def _round_to(v: float, dtype: str) -> float:
-    """``v`` rounded to ``dtype`` (a half type through float32, as c10 converts a double)."""
-    if dtype == "float64":
-        return float(v)
-    with np.errstate(over="ignore"):
-        f = np.array(v, np.float32)
-    if dtype == "float16":
-        return float(f.astype(np.float16))
-    if dtype == "bfloat16":  # round to nearest even on the top 16 bits (NaN and inf kept)
-        bits = int(f.view(np.uint32))
-        if (bits & 0x7F800000) != 0x7F800000:
-            bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
-        return float(np.array(bits, np.uint32).view(np.float32))
-    return float(f)
-
-
 def _nextafter(xp, a, b, dtypes):
     if dtypes.out == "float16":  # steps of float16, not of the float32 it computes in
         r = xp.nextafter(a.astype(np.float16), b.astype(np.float16)).astype(a.dtype)
@@ -323,8 +307,8 @@ elementwise("aten::nan_to_num", "Tensor self, float? nan=None, float? posinf=Non
 
 def _logit_bounds(eps: float, out: str):
     """(lo, hi) = (eps, 1 - eps) as ATen computes them in the output type."""
-    lo = _round_to(eps, out)
-    return lo, _round_to(1.0 - lo, out)
+    lo = casting.round_float(eps, out)
+    return lo, casting.round_float(1.0 - lo, out)
 
 
 def _logit(xp, a, eps=None, dtypes=None):
