@@ -47,6 +47,9 @@ def parse_args(argv=None):
     parser.add_argument("--modes", default="", help="comma-separated modes to run (default all)")
     parser.add_argument("--no-seed", action="store_true",
                         help="skip the seed's traced 1000-add loop (CPU)")
+    parser.add_argument("--no-compile-times", action="store_true",
+                        help="skip the cold and warm-from-disk compile times (a run that only "
+                             "times steady state, e.g. a second size on a GPU host)")
     parser.add_argument("--cache-dir", default="",
                         help="TORCHLIKE_CACHE_DIR for the run (default: a fresh temporary one)")
     parser.add_argument("--corpus", default="",

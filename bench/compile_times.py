@@ -105,6 +105,20 @@ def merge(cold: dict, warm: dict) -> List[dict]:
     return list(by_name.values())
 
 
+def section(device: str, workloads, sizes: List[int], to_device, sync, cache_dir: str) -> dict:
+    """A run's ``compile`` section: cold compiles at the smallest size (2^10 at most: the first
+    call is then mostly compile), then the same workloads warm from disk in a fresh process.
+    Run it first, while the cache directory is empty."""
+    log2n = min(sizes + [10])
+    sys.stderr.write(f"compile times at 2^{log2n} (cold, then warm in a fresh process)...\n")
+    cold = measure(workloads, log2n, to_device, sync, "cold")
+    warm = warm_from_disk(device, [w.name for w in workloads], log2n, cache_dir)
+    return {"log2_size": log2n, "rows": merge(cold, warm),
+            "cold_process_warmup_s": cold.get("cold_process_warmup_s"),
+            "warm_process_warmup_s": warm.get("warm_process_warmup_s"),
+            "warm_error": warm.get("error")}
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.compile_times")
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")

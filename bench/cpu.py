@@ -289,13 +289,8 @@ def run_cpu(args, allocator_env: dict, cache_dir: str) -> int:
     sys.stderr.write(f"copy floor {bandwidth['gbps']:.1f} GB/s ({bandwidth['method']}); "
                      f"one thread {bandwidth['single_thread_gbps']:.1f} GB/s\n")
 
-    # Compile times first, while the cache directory is empty.
-    compile_size = min(sizes + [10])   # small: the first call is then mostly compile
-    sys.stderr.write(f"compile times at 2^{compile_size} (cold, then warm in a fresh "
-                     f"process)...\n")
-    cold = compile_times.measure(workloads, compile_size, lambda xs: xs, lambda: None, "cold")
-    warm = compile_times.warm_from_disk("cpu", [w.name for w in workloads], compile_size,
-                                        cache_dir)
+    compile_section = None if args.no_compile_times else compile_times.section(
+        "cpu", workloads, sizes, lambda xs: xs, lambda: None, cache_dir)
     jit.reset_stats()
     loop = common.run_workloads(dev, workloads, sizes, wanted, args.quick, policy,
                                 bandwidth["gbps"])
@@ -310,10 +305,7 @@ def run_cpu(args, allocator_env: dict, cache_dir: str) -> int:
            "corpus": {"dir": str(corpus.corpus_dir()), "excluded": corpus.excluded()},
            "sizes": sizes, "modes": sorted({r["mode"] for r in loop["results"]}),
            **loop,
-           "compile": {"log2_size": compile_size, "rows": compile_times.merge(cold, warm),
-                       "cold_process_warmup_s": cold.get("cold_process_warmup_s"),
-                       "warm_process_warmup_s": warm.get("warm_process_warmup_s"),
-                       "warm_error": warm.get("error")},
+           "compile": compile_section,
            "fuser_stats": fuser_stats, "seed_loop": seed}
     doc = common.write_outputs(run, Path(args.out))
     from .report import render_report

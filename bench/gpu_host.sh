@@ -7,10 +7,11 @@
 #
 # STEPS (comma-separated, default "env,tests,bench"):
 #   env      the GPU, driver and library versions                      -> OUTDIR/env.txt
-#   tests    tests/test_cuda_gpu.py on the GPU, 8 workers              -> OUTDIR/tests.log
+#   tests    tests/test_cuda_gpu.py on the GPU, TESTS_WORKERS (8) workers -> OUTDIR/tests.log
 #   bench    python -m bench --device cuda: torchlike, CuPy (eager, cupy.fuse), PyTorch eager at
 #            2^20 and 2^24 (BENCH_SIZES)                            -> OUTDIR/bench/
-#   compile  torchlike beside torch.compile (Inductor/Triton) at 2^24  -> OUTDIR/compile/
+#   compile  torchlike beside torch.compile (Inductor/Triton), one run per size of COMPILE_SIZES
+#            ("24 26"), COMPILE_S each        -> OUTDIR/compile/results_SIZE.json, compile.log
 # Each step has its own time limit (seconds: TESTS_S, BENCH_S, COMPILE_S) so that the script
 # ends, and its files are written, before the caller's limit.  OUTDIR/gpu.tgz holds everything.
 set -u
@@ -48,7 +49,7 @@ fi
 
 if has tests; then
   stamp tests
-  timeout "${TESTS_S:-170}" python3 -m pytest -q -n 8 -p no:cacheprovider -rfE \
+  timeout "${TESTS_S:-170}" python3 -m pytest -q -n "${TESTS_WORKERS:-8}" -p no:cacheprovider -rfE \
       --durations=15 tests/test_cuda_gpu.py --junitxml="$WORK/junit.xml" \
       > "$OUTDIR/tests.log" 2>&1
   echo "rc=$?" >> "$OUTDIR/tests.log"
@@ -64,14 +65,18 @@ if has bench; then
       2>/dev/null
 fi
 
-if has compile; then
-  stamp compile
-  timeout "${COMPILE_S:-200}" python3 -m bench --device cuda --quick --sizes 24 \
-      --modes torchlike,torch.compile --out "$WORK/compile" > "$WORK/compile.log" 2>&1
-  echo "rc=$?" >> "$WORK/compile.log"
+if has compile; then     # one process per size, so a size that runs out of time loses only itself
   mkdir -p "$OUTDIR/compile"
-  cp "$WORK/compile.log" "$WORK"/compile/results.json "$WORK"/compile/report.md \
-      "$OUTDIR/compile/" 2>/dev/null
+  times=""                # compile times once, in the first size's run
+  for size in ${COMPILE_SIZES:-24 26}; do
+    stamp "compile 2^$size"
+    timeout "${COMPILE_S:-200}" python3 -m bench --device cuda --quick --sizes "$size" \
+        --modes torchlike,torch.compile $times --out "$WORK/compile$size" \
+        >> "$OUTDIR/compile/compile.log" 2>&1
+    echo "2^$size rc=$?" >> "$OUTDIR/compile/compile.log"
+    cp "$WORK/compile$size/results.json" "$OUTDIR/compile/results_$size.json" 2>/dev/null
+    times=--no-compile-times
+  done
 fi
 
 stamp done

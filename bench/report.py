@@ -114,8 +114,9 @@ def _header(run: dict) -> List[str]:
             + f"; thread environment: {env or 'none set'}.",
             f"`{run['command']}`; {libs}.", "",
             _bandwidth_line(bw), "",
-            f"Allocator: {alloc or 'default'}. Timing: median of >= "
-            f"{run['timing']['min_repeats']} repeats after warm-up, p10-p90 shown; small inputs "
+            f"Allocator: {alloc or 'default'}. Timing ({run['timing'].get('clock', 'wall')}): "
+            f"median of >= {run['timing']['min_repeats']} repeats after warm-up, p10-p90 shown; "
+            "small inputs "
             "rotated over several copies; every mode checked against the reference first "
             "(numpy; for corpus graphs the interpreter).  Bytes count each input and output "
             "once; the floor time is those bytes at the copy floor, and time / floor below 1 "

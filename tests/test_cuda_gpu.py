@@ -64,6 +64,37 @@ def test_registry_ops_on_gpu(dtype, layout):
     assert not failures, "\n".join(failures[:12])
 
 
+
+def test_every_op_rounds_mixed_operands_to_float16_on_gpu():
+    """tests/test_float16.py's half-mixed matrix (every op of two or more operands on float16 x,
+    int32 values that round in float16 and a 0-d float64) in CUDA kernels on the GPU."""
+    from differential import op_cases
+
+    from torchlike.ops.elementwise_base import kept_operands
+    cases = [c for c in op_cases()
+             if len([n for n in c.op.operand_names if n not in kept_operands(c.op)]) >= 2]
+    r = Matrix("cuda", [("float16", "half-mixed")], cases=cases).check_case("float16",
+                                                                          "half-mixed")
+    assert len(r.cases) > 40
+    failures = r.failures()
+    assert not failures, "\n".join(failures[:12])
+
+
+def test_half_common_dtype_on_gpu():
+    """The float16 common-dtype graph (rounded operands, per-step half division) fused on the
+    GPU equals the interpreter bit for bit (which equals PyTorch: tests/test_float16.py)."""
+    from test_float16 import HALF_COMMON, _half_common_inputs
+
+    from torchlike.interpreter import Interpreter
+    graph = parse_graph(HALF_COMMON)
+    args = _half_common_inputs()
+    want = Interpreter(graph).run_outputs(list(args))
+    reset_stats()
+    got = flatten_outputs(jit.run(jit.fuse(graph), *[to_gpu(a) for a in args]))
+    assert stats()["fallbacks"] == {} and stats()["groups_split"] == 0, stats()
+    for k, (a, b) in enumerate(zip(got, want, strict=True)):
+        np.testing.assert_array_equal(to_host(a), b, err_msg=f"output r{k}")
+
 def test_integer_division_by_zero_on_gpu():
     import cupy
 
