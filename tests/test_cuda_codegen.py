@@ -309,6 +309,25 @@ def test_integer_division_by_zero_sets_the_flag():
 
 
 @needs_gxx
+@pytest.mark.parametrize("divisor,flag", [(1000, False), (-3, False), (0, True)])
+def test_constant_divisor_needs_no_flag(divisor, flag):
+    """A nonzero constant divisor cannot divide by zero: the kernel takes no flag, so a GPU
+    launcher need not read one back (a synchronization per call); a zero constant keeps it."""
+    sub = make_group(1, lambda s, p: [
+        add_op(s, "aten::floor_divide", [p[0], const(s, divisor)]),
+        add_op(s, "aten::remainder", [p[0], const(s, divisor)]),
+        add_op(s, "aten::fmod", [p[0], const(s, divisor)]),
+        add_op(s, "aten::div", [p[0], const(s, divisor), const(s, "trunc")])])
+    x = np.arange(-5000, 5000, 7, dtype=np.int32)
+    src = emulated_backend().generate(analyze(sub, signature_of([x])))
+    assert src.info.uses_err is flag and ("int* __restrict__ err" in src.source) is flag
+    if flag:
+        with pytest.raises(IntegerDivisionByZeroError):
+            run_emulated(sub, [x], src)
+    else:
+        assert_same(run_emulated(sub, [x], src), interpret(sub, [x]))
+
+@needs_gxx
 def test_executor_runs_emulated_kernels_strictly(emulated_as_cuda):
     """Wired as the fuser's "cuda" backend (numpy arrays, strict mode): the executor compiles
     and runs the kernel, and a zero divisor raises IntegerDivisionByZeroError naming the node."""

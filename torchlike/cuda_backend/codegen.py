@@ -114,6 +114,7 @@ class _Renderer(Renderer):
 
     language = "cuda"
     NONE = "tl_none_t()"
+    NO_ERR = "nullptr"
     TYPE = CTYPE
     CAST = {d: f"({t}){{}}" for d, t in CTYPE.items()}
     LOAD = {h: "tl_load({})" for h in HALF}

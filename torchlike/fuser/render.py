@@ -52,6 +52,7 @@ class Renderer:
     LOAD: Dict[str, str] = {}          # dtype -> format of a loaded element (default: as is)
     STORE: Dict[str, str] = {}         # dtype -> format of a stored value (default: as is)
     HALF: frozenset = frozenset()      # dtypes that need the language's half-precision helpers
+    NO_ERR: Optional[str] = None       # stands for ``err`` where no division can be by zero
 
     def __init__(self, spec: GroupSpec):
         self.spec = spec
@@ -129,6 +130,12 @@ class Renderer:
         text = o.template_text(self.language)
         operands = dict(zip(o.op.operand_names, zip(o.operands, o.operand_dtypes, strict=True),
                             strict=True))
+        if self.NO_ERR is not None and _ERR.search(text) and self._nonzero_constant(
+                operands.get("other")):
+            # An op whose template names ``err`` divides by its ``other``: a nonzero integral
+            # constant cannot be zero, so the kernel needs no flag (on a GPU, reading it back
+            # costs a synchronization per call).
+            text = _ERR.sub(self.NO_ERR, text)
         filled: Dict[str, str] = {}
 
         def fill(m) -> str:
@@ -144,6 +151,18 @@ class Renderer:
                                       f"{{{name}}}")
             return filled[name]
         return PLACEHOLDER.sub(fill, text)
+
+    def _nonzero_constant(self, operand) -> bool:
+        if operand is None or operand[0] is None:
+            return False
+        info = self.spec.info(operand[0])
+        if info.kind != ValueKind.CONST or isinstance(info.const, (str, list, tuple)):
+            return False
+        try:
+            v = float(info.const)
+        except (TypeError, ValueError):
+            return False
+        return v != 0 and abs(v) < 2 ** 63 and v == int(v)
 
     def result(self, o: OpInfo, expr: str) -> str:
         """The op's value ``expr`` (of its compute dtype) converted to its out dtype."""
