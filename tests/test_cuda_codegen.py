@@ -410,7 +410,7 @@ def test_64bit_indexing_choice():
         return tuple(ArraySpec("float32", shape, strides, "A", True, "numpy") for _ in range(2))
     small = analyze(sub, sig((4, 5), (4, 80)))
     big = analyze(sub, sig((2 ** 16, 2 ** 15 + 1), (8, 2 ** 19)))       # > 2**31 elements
-    far = analyze(sub, sig((2, 3), (4, 2 ** 33)))                      # offsets > 2**31
+    far = analyze(sub, sig((2, 3), (8, 2 ** 33)))                      # offsets > 2**31
     assert layout.plan(small).index_bits == 32
     assert layout.plan(big).index_bits == 64 and layout.plan(far).index_bits == 64
     be = emulated_backend()

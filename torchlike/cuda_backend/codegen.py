@@ -203,12 +203,14 @@ class _Renderer(Renderer):
                          else f"const {self.uidx} r = i;")
         return lines
 
+    def strided_offset(self, v: View) -> str:
+        k = self.pointer(v)
+        return " + ".join(f"({self.sidx})i{d} * st{k}_{d}" for d in v.live) or "0"
+
     def strided_element(self, v: View) -> str:
         if v.direct:
             return self.flat_element(v)
-        k = self.pointer(v)
-        terms = [f"({self.sidx})i{d} * st{k}_{d}" for d in v.live]
-        return f"{k}[{' + '.join(terms) or '0'}]"
+        return f"{self.pointer(v)}[{self.strided_offset(v)}]"
 
     # -- parameters ---------------------------------------------------------------------------
     def params(self) -> List[Tuple[str, str]]:
@@ -286,6 +288,8 @@ def render(spec: GroupSpec, plan: Plan, key: Tuple) -> KernelSource:
                                                  body="\n".join(scalar_body) + "\n"))]
     if plan.path == "contig" and plan.vector and spec.iter_shape:  # 0-d: one element
         entries.append(entry(name + "_vec", _vector_body(r, plan, scalar_body)))
+    elif plan.path == "strided" and plan.vector:
+        entries.append(entry(name + "_vec", _strided_vector_body(r, plan)))
     defines = "#define TL_NEEDS_HALF 1\n" if r.half else ""
     ops = ", ".join(o.op.name for o in spec.ops) or "(copy)"
     source = kt.MODULE.format(name=name, version=VERSION, ops=ops, defines=defines,
@@ -319,3 +323,40 @@ def _vector_body(r: _Renderer, plan: Plan, scalar_body: List[str]) -> str:
                                  body="\n".join(scalar_body) + "\n")
     return main + tail.replace(f"  const {r.uidx} tl_step = ({r.uidx})blockDim.x * gridDim.x;\n",
                                "", 1)
+
+
+def _strided_vector_body(r: _Renderer, plan: Plan) -> str:
+    """The strided plan's vector entry: ``V`` consecutive ``i`` share their outer indices
+    (the launcher runs it only when ``plan.vector_fits()``, so no tail): one unravel per
+    vector; dense views by ``j``, unit views by one aligned vector access at the first
+    element's offset, views that do not move along the inner dim by one scalar load."""
+    V = plan.vector
+
+    def vec_type(v: View) -> str:
+        return f"tl_vec<{STORAGE[v.dtype]}, {V}>"
+    head = [f"    const {r.uidx} i = j * {V};"] + ["    " + s for s in r.unravel()]
+    loads, stores = [], []
+    for k, v in enumerate(plan.reads):
+        if v.direct:
+            loads.append(f"    const {vec_type(v)} L{k} = "
+                         f"reinterpret_cast<const {vec_type(v)}*>(in{k})[j];")
+        elif v.inner == "unit":
+            loads.append(f"    const {vec_type(v)} L{k} = *reinterpret_cast<const "
+                         f"{vec_type(v)}*>(in{k} + ({r.strided_offset(v)}));")
+        else:
+            loads.append(f"    const {STORAGE[v.dtype]} L{k} = {r.strided_element(v)};")
+    for v in plan.writes:
+        loads.append(f"    {vec_type(v)} R{v.output};")
+        target = f"reinterpret_cast<{vec_type(v)}*>(out{v.output})[j]" if v.direct else \
+            f"*reinterpret_cast<{vec_type(v)}*>(out{v.output} + ({r.strided_offset(v)}))"
+        stores.append(f"    {target} = R{v.output};")
+
+    def element(v: View) -> str:
+        if v.output >= 0:
+            return f"R{v.output}.v[u]"
+        k = plan.reads.index(v)
+        return f"L{k}" if v.inner == "zero" else f"L{k}.v[u]"
+    body = r.statements(element, "      ")
+    return kt.VECTOR.format(uidx=r.uidx, vec=V, loads="\n".join(head + loads) + "\n",
+                            body="\n".join(body) + "\n",
+                            stores="\n".join(stores) + "\n" if stores else "")

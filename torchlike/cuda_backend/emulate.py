@@ -158,6 +158,7 @@ class _HostDevice:
         self.lib, self.grid, self.block = lib, grid, block
         self.rows = rows or {}  # row kernels: grid, warp_block, block, order
         self.fns = {}
+        self.launches: Dict[str, int] = {}  # entry point -> calls (which entry a launcher took)
 
     @staticmethod
     def empty(shape, dtype):
@@ -185,6 +186,7 @@ class _HostDevice:
             fn = self.fns[entry] = getattr(self.lib, f"tl_launch_{entry}")
             fn.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_uint, ctypes.c_uint]
             fn.restype = None
+        self.launches[entry] = self.launches.get(entry, 0) + 1
         objs = [_CTYPE[k](int(v) if k in "QIiq" else v) for k, v in packed]
         argv = (ctypes.c_void_p * max(1, len(objs)))(*[ctypes.addressof(o) for o in objs])
         fn(argv, self.grid, self.block)

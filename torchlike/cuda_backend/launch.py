@@ -4,7 +4,9 @@
 plan, output shapes and dtypes, sizes and strides) and returns ``launcher(args) -> outputs``.
 Per call it only takes the data pointers (plus each chunk's offset), allocates the outputs (each
 in the layout PyTorch gives it, ``fuser.output_layout``), picks the vector entry point when
-every pointer is aligned for it, launches, and checks the integer-division flag.  ``device`` is what differs between a GPU and the CPU emulator:
+every pointer is aligned for it (and, on the strided path, the sizes fit:
+``Plan.vector_fits``), launches as many threads as the entry has elements or vectors to
+do, and checks the integer-division flag.  ``device`` is what differs between a GPU and the CPU emulator:
 ``empty(shape, dtype)``, ``pointer(array)``, ``launch(entry, values, n)``, ``zeros_err()``,
 ``read_err(err)``, ``table(int64 numpy array) -> (keep_alive, pointer)``.
 
@@ -62,8 +64,13 @@ def bind(source: KernelSource, spec: GroupSpec, on_error: Callable, device) -> C
     # each output dense in its order (PyTorch's layout): allocated in memory order, then
     # viewed in its shape
     alloc = [allocation(v.shape, v.order) + (storage_dtype(v.dtype),) for v in p.writes]
-    reads = [(v.input, v.offset * ITEMSIZE[v.dtype], V * ITEMSIZE[v.dtype]) for v in p.reads]
+    # the vector entry: every pointer moved by whole vectors aligned to one (a view read once
+    # per vector, ``inner == "zero"``, only to its element), and the strided plan's sizes fit
+    reads = [(v.input, v.offset * ITEMSIZE[v.dtype],
+              ITEMSIZE[v.dtype] * (1 if v.inner == "zero" else V)) for v in p.reads]
     out_align = [V * ITEMSIZE[v.dtype] for v in p.writes]
+    vector = entries[1] if len(entries) > 1 and p.vector_fits() else None
+    n_vec = max(1, p.n // V) if V else 0   # threads the vector entry needs
     index_args = p.index_args()
     scalars = p.scalars
     n = p.n
@@ -77,22 +84,22 @@ def bind(source: KernelSource, spec: GroupSpec, on_error: Callable, device) -> C
         if n:
             ptrs = [pointer(args[i]) + off for i, off, _ in reads]
             optrs = [pointer(r) for r in res]
-            entry = entries[0]
-            if len(entries) > 1 \
+            entry, threads = entries[0], n
+            if vector is not None \
                     and all(q % a == 0 for q, (_, _, a) in zip(ptrs, reads, strict=True)) \
                     and all(q % a == 0 for q, a in zip(optrs, out_align, strict=True)):
-                entry = entries[1]
+                entry, threads = vector, n_vec
             values = ptrs + [args[i] for i in scalars] + optrs + index_args
             err = device.zeros_err() if uses_err else None
             if table:
                 keep, tptr = device.table(table_of(params, values))
                 device.launch(entry, [("Q", tptr)] + ([("Q", device.pointer(err))] if uses_err
-                                                     else []), n, keep)
+                                                     else []), threads, keep)
             else:
                 packed = [(pack_kind(t), v) for (t, _), v in zip(params, values, strict=True)]
                 if uses_err:
                     packed.append(("Q", device.pointer(err)))
-                device.launch(entry, packed, n, None)
+                device.launch(entry, packed, threads, None)
             if uses_err and device.read_err(err):
                 on_error(args)
         return res if assemble is None else assemble(res, args)

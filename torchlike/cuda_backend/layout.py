@@ -16,7 +16,12 @@ one layout reuse the kernel):
   shape (one flat index ``i``; the module also gets a 16-byte vector entry point, chosen per
   call when the pointers are aligned) -- all-C or all-transposed groups alike -- else
   ``strided`` (``i`` is unravelled over the live dims -- those of size > 1, in ``order`` --
-  and each view not itself dense-full gets ``i0 * st_0 + ...``);
+  and each view not itself dense-full gets ``i0 * st_0 + ...``).  A strided kernel gets a
+  vector entry point too when every view moves along the innermost live dim with stride 1
+  (``inner == "unit"``: a chunk of a C array, a row broadcast over columns) or not at all
+  (``"zero"``: read once per vector), or is dense: the launcher picks it per call when that
+  dim's size and the unit views' other strides are multiples of the width and the pointers
+  are aligned, so ``V`` consecutive ``i`` share their outer indices;
 * ``index_bits``: 32 when the element count and every offset fit in a signed 32-bit int;
 * ``table``: the kernel's parameters would pass ``MAX_PARAM_BYTES`` (CUDA < 12.1 allows 4 KB),
   so pointers, scalars, sizes and strides travel in one device array of int64 instead.
@@ -52,6 +57,8 @@ class View:
     output: int = -1
     direct: bool = False          # dense in the loop order with the iteration shape: i
     order: Tuple[int, ...] = ()   # an output's dims in memory order, outermost first
+    inner: str = ""               # strided path, not direct: its stride along the innermost
+    #                               live dim is 1 ("unit"), 0 ("zero") or other ("other")
 
     @property
     def live(self) -> Tuple[int, ...]:
@@ -67,7 +74,7 @@ class Plan:
     scalars: List[int]            # input indices of Python scalars the code reads
     live: Tuple[int, ...]         # iteration dims of size > 1, outermost first (loop order)
     path: str                     # "contig" | "strided"
-    vector: int                   # elements per vector load on the contig path (0: none)
+    vector: int                   # elements per vector load of the vector entry (0: none)
     index_bits: int
     table: bool
     max_param_bytes: Optional[int] = None
@@ -78,7 +85,7 @@ class Plan:
         return math.prod(self.spec.iter_shape)
 
     def key(self) -> Tuple:
-        views = tuple((v.direct, v.live) for v in self.reads + self.writes)
+        views = tuple((v.direct, v.live, v.inner) for v in self.reads + self.writes)
         return (self.path, self.vector, self.index_bits, self.table, self.live, views,
                 tuple(self.scalars))
 
@@ -92,6 +99,18 @@ class Plan:
                 if not v.direct:
                     args += [v.strides[d] for d in v.live]
         return args
+
+    def vector_fits(self) -> bool:
+        """Whether the vector entry of a strided plan may run for this exact signature (the
+        pointers' alignment aside): the innermost live dim's size, and every unit view's
+        strides along the other dims and its offset, are multiples of the width."""
+        V = self.vector
+        if self.path != "strided":
+            return True
+        if not V or self.spec.iter_shape[self.live[-1]] % V:
+            return False
+        return all(v.offset % V == 0 and all(v.strides[d] % V == 0 for d in self.live[:-1])
+                   for v in self.reads + self.writes if v.inner == "unit")
 
     def param_count(self) -> int:
         return (len(self.reads) + len(self.scalars) + len(self.writes) + 1 +
@@ -166,6 +185,15 @@ def plan(spec: GroupSpec, max_param_bytes: Optional[int] = None) -> Plan:
     vector = 0
     if contig and reads + writes:
         vector = min(VECTOR_BYTES // ITEMSIZE[v.dtype] for v in reads + writes)
+    elif live:
+        for v in reads + writes:
+            if not v.direct:
+                st = v.strides[live[-1]]
+                v.inner = "unit" if st == 1 else "zero" if st == 0 else "other"
+        moved = [v for v in reads + writes if v.inner != "zero"]
+        if all(v.inner != "other" for v in reads) and \
+                all(v.direct or v.inner == "unit" for v in writes) and moved:
+            vector = min(VECTOR_BYTES // ITEMSIZE[v.dtype] for v in moved)
     n = math.prod(iter_shape)
     bits = 32
     if n > INT32_MAX or any(_extent(v, iter_shape) > INT32_MAX for v in reads + writes):

@@ -1,0 +1,132 @@
+"""The strided plan's vector entry (``cuda_backend.layout``, ``codegen._strided_vector_body``):
+chunks of a C array (an LSTM cell's gates), rows broadcast over columns, (B, 1) and 0-d operands
+read once per vector.  Each case runs through the emulator against the interpreter, with the
+entry point the launcher took checked; NVRTC compiles the vector entry to 16-byte loads and
+stores.  Where a size, stride or pointer does not fit, the scalar entry runs."""
+import numpy as np
+import pytest
+from differential import (
+    add_op,
+    assert_same,
+    const,
+    emulated_backend,
+    interpret,
+    raise_division_error,
+)
+from test_cuda_codegen import make_group, needs_gxx, needs_nvcc, needs_nvrtc
+
+from torchlike.cuda_backend import layout
+from torchlike.cuda_backend.compiler import nvrtc_compile, ptxas_usage
+from torchlike.fuser.backend import analyze, signature_of
+
+
+def _lstm(s, p):
+    i, f, g, o = (add_op(s, k, [x]) for k, x in zip(
+        ("aten::sigmoid", "aten::sigmoid", "aten::tanh", "aten::sigmoid"), p[:4]))
+    cy = add_op(s, "aten::add", [add_op(s, "aten::mul", [f, p[4]]),
+                                 add_op(s, "aten::mul", [i, g]), const(s, 1)])
+    return [cy, add_op(s, "aten::mul", [o, add_op(s, "aten::tanh", [cy])])]
+
+
+def _bias(s, p):  # (x + bias) * scale - t: a row, a column and a 0-d operand
+    y = add_op(s, "aten::add", [p[0], p[1], const(s, 1)])
+    return [add_op(s, "aten::sub", [add_op(s, "aten::mul", [y, p[2]]), p[3], const(s, 1)])]
+
+
+def _gates(rows, width, start=0, H=None, dtype=np.float32):
+    rng = np.random.default_rng(width)
+    g = rng.standard_normal((rows, width)).astype(dtype)
+    H = H or (width - start) // 4
+    return [g[:, start + k * H:start + (k + 1) * H] for k in range(4)]
+
+
+def _run(sub, args):
+    be = emulated_backend()
+    spec = analyze(sub, signature_of(args))
+    source = be.generate(spec)
+    kernel = be.compile(source)
+    got = kernel.bind(spec, raise_division_error)(list(args))
+    return got, source, kernel.device.launches
+
+
+def _case(name):
+    rng = np.random.default_rng(5)
+    if name == "lstm":                       # chunks at offsets k*H of rows of 4H: fits
+        g = _gates(6, 32)
+        return _lstm, g + [rng.standard_normal(g[0].shape).astype(np.float32)], True
+    if name == "lstm-odd-h":                 # H = 7: the row length is no multiple of 4
+        g = _gates(5, 28)
+        return _lstm, g + [rng.standard_normal(g[0].shape).astype(np.float32)], False
+    if name == "lstm-odd-stride":            # rows of 33: the row stride is no multiple
+        g = _gates(5, 33, start=1, H=8)
+        return _lstm, g + [rng.standard_normal(g[0].shape).astype(np.float32)], False
+    if name == "lstm-misaligned":            # rows of 36 from element 1: the pointers
+        g = _gates(5, 36, start=1, H=8)
+        return _lstm, g + [rng.standard_normal(g[0].shape).astype(np.float32)], False
+    x = rng.standard_normal((9, 24)).astype(np.float32)
+    row = rng.standard_normal(24).astype(np.float32)
+    col = rng.standard_normal((9, 1)).astype(np.float32)
+    t = np.array(0.25, np.float32)
+    if name == "broadcast":
+        return _bias, [x, row, col, t], True
+    if name == "broadcast-half":             # float16 meets int32 rows: 4 elements a vector
+        return _bias, [x.astype(np.float16), (row * 100).astype(np.int32), col,
+                       np.array(3, np.int64)], True
+    if name == "transposed":                 # a C and an F operand: one moves by 9 or 24
+        return _bias, [x, np.asfortranarray(x[::-1]), col, t], None
+    raise ValueError(name)
+
+
+CASES = ["lstm", "lstm-odd-h", "lstm-odd-stride", "lstm-misaligned", "broadcast",
+         "broadcast-half", "transposed"]
+
+
+@needs_gxx
+@pytest.mark.parametrize("name", CASES)
+def test_strided_vector_entry(name):
+    build, args, vector = _case(name)
+    sub = make_group(len(args), build)
+    got, source, launches = _run(sub, args)
+    assert_same(got, interpret(sub, args), name)
+    assert source.info.path == "strided"
+    entries = source.info.entries
+    if vector is None:
+        assert len(entries) == 1 and source.info.vector == 0
+    else:
+        assert len(entries) == 2
+        assert launches == {entries[1 if vector else 0]: 1}, launches
+
+
+def test_plan_classifies_views_by_inner_stride():
+    _, args, _ = _case("broadcast")
+    p = layout.plan(analyze(make_group(4, _bias), signature_of(args)))
+    assert [(v.direct, v.inner) for v in p.reads] == [
+        (True, ""), (False, "unit"), (False, "zero"), (False, "zero")]
+    assert p.vector == 4 and p.vector_fits()
+
+
+@needs_nvrtc
+def test_strided_vector_entry_compiles_to_16_byte_accesses():
+    build, args, _ = _case("lstm")
+    sub = make_group(len(args), build)
+    source = emulated_backend().generate(analyze(sub, signature_of(args)))
+    ptx = nvrtc_compile(source.source, "compute_90")[0].decode()
+    vec = ptx[ptx.index(f".entry {source.info.entries[1]}("):]
+    assert vec.count("ld.global.nc.v4.f32") + vec.count("ld.global.v4.f32") == 5, vec[:2000]
+    assert vec.count("st.global.v4.f32") == 2
+
+
+@needs_nvcc
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_strided_vector_entries_use_no_local_memory(arch):
+    """nvcc -Werror, ``ptxas -v``: both entries of the LSTM, broadcast and float16 kernels
+    spill nothing and use no stack or local memory."""
+    sources = []
+    for name in ("lstm", "broadcast", "broadcast-half"):
+        build, args, _ = _case(name)
+        sub = make_group(len(args), build)
+        sources.append(emulated_backend().generate(analyze(sub, signature_of(args))).source)
+    usage = ptxas_usage("\n".join(sources), arch)
+    assert len(usage) == 6, sorted(usage)
+    for entry, u in usage.items():
+        assert u["spill_stores"] == u["spill_loads"] == u["stack"] == u["lmem"] == 0, (entry, u)
