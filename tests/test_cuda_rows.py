@@ -150,6 +150,35 @@ def test_vector_entries_run_where_aligned(kind_kernels):
 
 
 @needs_gxx
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_warp_vector_entry_keeps_rows_in_registers(kind_kernels, dtype):
+    """The warp's ``_vec`` entry reads a row's per-element input once into registers (its
+    first WARP_MAX_N elements; float64 rows stay in memory: over the budget) and every pass
+    reuses them; a longer row forced onto a warp reads the rest from memory."""
+    from torchlike.cuda_backend.row_codegen import CACHE_BYTES
+    from torchlike.cuda_backend.row_launch import WARP_MAX_N
+    calls = []
+    for kind, keep, post in (("aten::softmax", True, ""), ("aten::var", True, "sub"),
+                             ("aten::logsumexp", True, "sub")):
+        graph, sub, src = kind_kernels[kind, keep, post, dtype]
+        cached = 32 * np.dtype(dtype).itemsize <= CACHE_BYTES
+        assert ("C0[k]" in src.source) is cached
+        be = EmulatedCudaBackend(rows={"team": "warp"})
+        for n in (64, WARP_MAX_N, 2 * WARP_MAX_N + 8 * 4):
+            x = data((3, n), dtype, seed=n)
+            spec = analyze(sub, signature_of([x]))
+            be.check(spec)
+            kernel = be.compile(src)
+            real = kernel.device.launch_rows
+            kernel.device.launch_rows = lambda e, *a, real=real: (calls.append(e), real(e, *a))
+            with np.errstate(all="ignore"):
+                got = kernel.bind(spec, None)([x])
+            for g, w in zip(got, interpreted(sub, x), strict=True):
+                close(g, w, dtype, f"{kind} {dtype} {n}")
+    assert calls and all(e.endswith("_warp_vec") for e in calls), calls
+
+
+@needs_gxx
 @pytest.mark.parametrize("team", TEAMS)
 def test_special_values_rows(kind_kernels, team):
     """NaN, +-inf and all-inf rows propagate as in the interpreter (PyTorch's rules)."""

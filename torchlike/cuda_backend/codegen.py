@@ -10,7 +10,7 @@ expression is its registry entry's ``cuda`` template (``pick_template``: per-dty
 ``kernel_templates``; how arrays are indexed is ``layout.plan`` (the kernel key).  A rendered
 group::
 
-    // torchlike CUDA kernel tl_fused_0f1e2d3c4b5a6978 (generator v2); fused: aten::mul, aten::tanh
+    // torchlike CUDA kernel tl_fused_0f1e2d3c4b5a6978 (generator v3); fused: aten::mul, aten::tanh
     ...prelude...
     extern "C" __global__ void __launch_bounds__(256) tl_fused_0f1e2d3c4b5a6978(
         const float32* __restrict__ in0, float32* __restrict__ out0, unsigned int n) {
@@ -48,7 +48,7 @@ from ..ops import casting
 from . import kernel_templates as kt
 from .layout import Plan, View
 
-VERSION = 2
+VERSION = 3  # 3: strided vector entries, no flag for a constant divisor
 BLOCK = 256
 
 CTYPE = {"bool": "bool_", "uint8": "uint8", "int8": "int8", "int16": "int16", "int32": "int32",

@@ -9,6 +9,11 @@ the ``_vec`` twin of each when every per-element array is aligned for 16-byte ve
 elements ``t, t + T, ...``: coalesced), each pass's partial results combined by
 ``prelude_rows.cuh``'s all-reduces (warp shuffles, then shared memory across warps), per-row
 values computed by every thread, and a last loop writing the epilogue per element.
+The warp's ``_vec`` entry (rows of up to ``WARP_MAX_N``) reads each per-element input's row
+into registers once, before the first pass that needs it (``CACHE_BYTES`` a lane, fully
+unrolled loops so the array stays in registers; the warp entries are compiled for their
+128-thread blocks, which leaves ptxas room for it), and every later pass reads the registers;
+a longer row forced onto a warp reads the rest from memory.
 Softmax/log_softmax/logsumexp are max-subtracted (a max pass, then a sum of ``exp(x - max)``),
 var/std two-pass (the mean, then squared deviations); float16 accumulates in float32 and is
 rounded once, as on the CPU.  Layer norm's block entry (``gamma`` a ``rowvec``)::
@@ -57,9 +62,11 @@ from ..ir.graph import Value
 from . import kernel_templates as kt
 from .codegen import CTYPE, HALF, PRELUDE, STORAGE, _Renderer, kernel_name, literal
 from .layout import INT32_MAX, ITEMSIZE, MAX_PARAM_BYTES, VECTOR_BYTES
+from .row_launch import WARP_BLOCK, WARP_MAX_N
 
-VERSION = 1
+VERSION = 2  # 2: the warp vector entry keeps rows in registers
 MAX_THREADS = 512  # __launch_bounds__: the most threads row_launch gives a block
+CACHE_BYTES = 128  # a warp lane's registers for cached rows: 32 of them
 KINDS = ("aten::sum", "aten::mean", "aten::amax", "aten::amin", "aten::max", "aten::min",
          "aten::softmax", "aten::log_softmax", "aten::var", "aten::std", "aten::logsumexp")
 CLASSES = ("full", "rowvec", "perrow", "uniform", "scalar", "block")
@@ -136,6 +143,17 @@ class RowRenderer(_Renderer):
         self.row_vars: Set[Value] = set()
         self.shared: List[str] = []  # acc dtype of each block all-reduce, in order
         self.blocks = [i for i, c in enumerate(self.plan.inputs) if c == "block"]
+        # the warp's vector entry keeps each per-element input's row in registers (up to
+        # CACHE_BYTES a thread): read from memory once, not once per pass
+        self.cache_k = WARP_MAX_N // (32 * vec) if team == "warp" and vec > 1 else 0
+        self.cached: List[int] = []
+        budget = CACHE_BYTES
+        for i, c in enumerate(self.plan.inputs):
+            size = 32 * ITEMSIZE[spec.signature[i].dtype] if c == "full" else 0
+            if self.cache_k and c == "full" and size <= budget:
+                self.cached.append(i)
+                budget -= size
+        self.filled: Set[int] = set()
 
     # -- spellings -------------------------------------------------------------------------------
     def finish_value(self, r: RedInfo, expr: str) -> str:
@@ -230,9 +248,32 @@ class RowRenderer(_Renderer):
         head += [f"  {vt(self.spec.values[v].dtype)} P{j};" for j, v in stores]
         tail = [f"  reinterpret_cast<{vt(self.spec.values[v].dtype)}*>(out{j} + base)[jv] = P{j};"
                 for j, v in stores]
-        return ([f"for ({u} jv = tl_t; jv < N / {V}u; jv += tl_nt) {{"] + head +
-                ["#pragma unroll", f"  for (int u = 0; u < {V}; ++u) {{"] +
-                ["    " + s for s in body] + ["  }"] + tail + ["}"])
+        inner = ["#pragma unroll", f"  for (int u = 0; u < {V}; ++u) {{"] + \
+            ["    " + s for s in body] + ["  }"] + tail
+        cached = [i for i in loaded if i in self.cached]
+        if not cached:
+            return [f"for ({u} jv = tl_t; jv < N / {V}u; jv += tl_nt) {{"] + head + inner + ["}"]
+        # the first K vectors of each lane from registers (filled before the first loop that
+        # reads them, fully unrolled so they stay registers), any further ones (a row longer
+        # than WARP_MAX_N) from memory
+        K, fill = self.cache_k, []
+        for i in cached:
+            if i not in self.filled:
+                self.filled.add(i)
+                t = vt(self.spec.signature[i].dtype)
+                fill += [f"{t} C{i}[{K}];", "#pragma unroll",
+                         f"for (int k = 0; k < {K}; ++k) {{",
+                         f"  const {u} jv = tl_t + 32u * k;",
+                         f"  if (jv < N / {V}u) C{i}[k] = "
+                         f"reinterpret_cast<const {t}*>(in{i} + base)[jv];", "}"]
+        head_c = [f"  const {vt(self.spec.signature[i].dtype)} L{i} = C{i}[k];"
+                  if i in cached else h for i, h in zip(loaded, head, strict=False)]
+        head_c += head[len(loaded):]
+        return (fill + ["#pragma unroll", f"for (int k = 0; k < {K}; ++k) {{",
+                        f"  const {u} jv = tl_t + 32u * k;", f"  if (jv < N / {V}u) {{"] +
+                ["  " + s for s in head_c + inner] + ["  }", "}",
+                f"for ({u} jv = tl_t + {32 * K}u; jv < N / {V}u; jv += tl_nt) {{"] +
+                head + inner + ["}"])
 
     # -- per row ---------------------------------------------------------------------------------
     def row_lines(self, upto: int) -> List[str]:
@@ -420,8 +461,8 @@ def render(spec: GroupSpec, key: Tuple) -> KernelSource:
         entry = f"{name}_{team}" + ("_vec" if vec else "")
         sig = ",\n    ".join(f"{t} __restrict__ {n}" if t.endswith("*") else f"{t} {n}"
                              for t, n in params)
-        texts.append(kt.ENTRY.format(block=MAX_THREADS, name=entry, params=sig, unpack="",
-                                     body=body))
+        texts.append(kt.ENTRY.format(block=WARP_BLOCK if team == "warp" else MAX_THREADS,
+                                     name=entry, params=sig, unpack="", body=body))
         entries.append(entry)
     if 8 * len(params) > MAX_PARAM_BYTES:
         raise Unsupported("unsupported reduction group with more kernel arguments than fit")
