@@ -130,3 +130,56 @@ def test_strided_vector_entries_use_no_local_memory(arch):
     assert len(usage) == 6, sorted(usage)
     for entry, u in usage.items():
         assert u["spill_stores"] == u["spill_loads"] == u["stack"] == u["lmem"] == 0, (entry, u)
+
+
+def _random_operand(rng, shape, dtype):
+    """An operand broadcastable to ``shape``: dims dropped or set to 1, a slice of a wider
+    array (a chunk: an offset and a longer row), or a transpose of a C array."""
+    keep = [d if rng.random() < 0.7 else 1 for d in shape]
+    keep = keep[int(rng.integers(0, 2)) if len(keep) > 1 else 0:]
+    kind = rng.choice(["c", "chunk", "transpose"])
+    if kind == "chunk" and keep:
+        pad, start = int(rng.choice([0, 1, 4, 8])), int(rng.choice([0, 1, 4]))
+        wide = rng.standard_normal(keep[:-1] + [keep[-1] + pad + start]).astype(dtype)
+        return wide[..., start:start + keep[-1]]
+    a = rng.standard_normal(keep).astype(dtype)
+    if kind == "transpose" and len(keep) > 1:
+        return np.ascontiguousarray(a.swapaxes(-1, -2)).swapaxes(-1, -2)
+    return a
+
+
+@needs_gxx
+def test_strided_vector_entry_on_random_layouts():
+    """60 random groups of three operands (broadcasts, chunks at offsets of wider rows,
+    transposes; float32, some float16) against the interpreter; the launcher's choice between
+    the entries is whatever the layout allows, and the vector entry runs in a good share."""
+    from torchlike.cuda_backend.emulate import build_many
+    rng = np.random.default_rng(11)
+    be, cases = emulated_backend(), []
+    for _ in range(60):
+        shape = [int(rng.choice([1, 2, 3, 4, 8, 12])) for _ in range(int(rng.integers(1, 4)))]
+        shape[-1] = int(rng.choice([4, 8, 12, 16, 6]))
+        dtypes = [np.float32, np.float32, rng.choice([np.float32, np.float16])]
+        args = [_random_operand(rng, shape, dt) for dt in dtypes]
+        args[0] = np.broadcast_to(args[0], shape).copy() if rng.random() < 0.3 else args[0]
+        sub = make_group(3, _bias_of_three)
+        spec = analyze(sub, signature_of(args))
+        cases.append((sub, args, spec, be.generate(spec)))
+    build_many([c[3] for c in cases])
+    taken = {}
+    for sub, args, spec, source in cases:
+        kernel = be.compile(source)
+        before = dict(kernel.device.launches)
+        got = kernel.bind(spec, raise_division_error)(list(args))
+        assert_same(got, interpret(sub, args), str([(a.shape, a.strides) for a in args]))
+        (entry,) = [e for e, k in kernel.device.launches.items() if k != before.get(e, 0)]
+        kind = (source.info.path, entry.endswith("_vec"))
+        taken[kind] = taken.get(kind, 0) + 1
+    # seed 11: 24 strided groups run the vector entry, 26 the scalar one, 10 are contiguous
+    assert taken.get(("strided", True), 0) >= 15 and taken.get(("strided", False), 0) >= 15, \
+        taken
+
+
+def _bias_of_three(s, p):
+    y = add_op(s, "aten::add", [p[0], p[1], const(s, 1)])
+    return [add_op(s, "aten::mul", [y, p[2]]), add_op(s, "aten::sub", [p[2], y, const(s, 1)])]
