@@ -11,7 +11,9 @@
 #   bench    python -m bench --device cuda: torchlike, CuPy (eager, cupy.fuse), PyTorch eager at
 #            2^20 and 2^24 (BENCH_SIZES)                            -> OUTDIR/bench/
 #   compile  torchlike beside torch.compile (Inductor/Triton), one run per size of COMPILE_SIZES
-#            ("24 26"), COMPILE_S each        -> OUTDIR/compile/results_SIZE.json, compile.log
+#            ("24 26"), COMPILE_S each, the workloads COMPILE_FILTER names (default all; a
+#            2^26 run of all of them takes ~8 min)
+#                                             -> OUTDIR/compile/results_SIZE.json, compile.log
 # Each step has its own time limit (seconds: TESTS_S, BENCH_S, COMPILE_S) so that the script
 # ends, and its files are written, before the caller's limit.  OUTDIR/gpu.tgz holds everything.
 set -u
@@ -71,7 +73,8 @@ if has compile; then     # one process per size, so a size that runs out of time
   for size in ${COMPILE_SIZES:-24 26}; do
     stamp "compile 2^$size"
     timeout "${COMPILE_S:-200}" python3 -m bench --device cuda --quick --sizes "$size" \
-        --modes torchlike,torch.compile $times --out "$WORK/compile$size" \
+        --modes torchlike,torch.compile $times ${COMPILE_FILTER:+--filter "$COMPILE_FILTER"} \
+        --out "$WORK/compile$size" \
         >> "$OUTDIR/compile/compile.log" 2>&1
     echo "2^$size rc=$?" >> "$OUTDIR/compile/compile.log"
     cp "$WORK/compile$size/results.json" "$OUTDIR/compile/results_$size.json" 2>/dev/null
