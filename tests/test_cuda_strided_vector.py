@@ -72,13 +72,21 @@ def _case(name):
     if name == "broadcast-half":             # float16 meets int32 rows: 4 elements a vector
         return _bias, [x.astype(np.float16), (row * 100).astype(np.int32), col,
                        np.array(3, np.int64)], True
+    if name == "broadcast-output":           # s * t + 1 has the (1,) shape: stored once
+        return _scalar_outputs, [x, row[:1].copy(), row[1:2].copy()], True
     if name == "transposed":                 # a C and an F operand: one moves by 9 or 24
         return _bias, [x, np.asfortranarray(x[::-1]), col, t], None
     raise ValueError(name)
 
 
 CASES = ["lstm", "lstm-odd-h", "lstm-odd-stride", "lstm-misaligned", "broadcast",
-         "broadcast-half", "transposed"]
+         "broadcast-half", "broadcast-output", "transposed"]
+
+
+def _scalar_outputs(s, p):  # the corpus's broadcast_0d_scalar: x * s + t, s * t + 1
+    return [add_op(s, "aten::add", [add_op(s, "aten::mul", [p[0], p[1]]), p[2], const(s, 1)]),
+            add_op(s, "aten::add", [add_op(s, "aten::mul", [p[1], p[2]]), const(s, 1.0),
+                                    const(s, 1)])]
 
 
 @needs_gxx
@@ -154,17 +162,7 @@ def test_strided_vector_entry_on_random_layouts():
     transposes; float32, some float16) against the interpreter; the launcher's choice between
     the entries is whatever the layout allows, and the vector entry runs in a good share."""
     from torchlike.cuda_backend.emulate import build_many
-    rng = np.random.default_rng(11)
-    be, cases = emulated_backend(), []
-    for _ in range(60):
-        shape = [int(rng.choice([1, 2, 3, 4, 8, 12])) for _ in range(int(rng.integers(1, 4)))]
-        shape[-1] = int(rng.choice([4, 8, 12, 16, 6]))
-        dtypes = [np.float32, np.float32, rng.choice([np.float32, np.float16])]
-        args = [_random_operand(rng, shape, dt) for dt in dtypes]
-        args[0] = np.broadcast_to(args[0], shape).copy() if rng.random() < 0.3 else args[0]
-        sub = make_group(3, _bias_of_three)
-        spec = analyze(sub, signature_of(args))
-        cases.append((sub, args, spec, be.generate(spec)))
+    be, cases = emulated_backend(), _random_cases(11, 60)
     build_many([c[3] for c in cases])
     taken = {}
     for sub, args, spec, source in cases:
@@ -180,6 +178,31 @@ def test_strided_vector_entry_on_random_layouts():
         taken
 
 
-def _bias_of_three(s, p):
+def _random_cases(seed: int, n: int):
+    """(group, operands, spec, source) for ``n`` random layouts of ``_bias_of_three``."""
+    rng = np.random.default_rng(seed)
+    be, cases = emulated_backend(), []
+    for _ in range(n):
+        shape = [int(rng.choice([1, 2, 3, 4, 8, 12])) for _ in range(int(rng.integers(1, 4)))]
+        shape[-1] = int(rng.choice([4, 8, 12, 16, 6]))
+        dtypes = [np.float32, np.float32, rng.choice([np.float32, np.float16])]
+        args = [_random_operand(rng, shape, dt) for dt in dtypes]
+        args[0] = np.broadcast_to(args[0], shape).copy() if rng.random() < 0.3 else args[0]
+        sub = make_group(3, _bias_of_three)
+        spec = analyze(sub, signature_of(args))
+        cases.append((sub, args, spec, be.generate(spec)))
+    return cases
+
+
+@needs_nvrtc
+def test_random_layout_kernels_compile_cleanly():
+    """The same 60 kernels through NVRTC in one translation unit: no error, no warning (an
+    unused index once warned when every strided view was 0-d)."""
+    sources = {c[3].source for c in _random_cases(11, 60)}
+    assert nvrtc_compile("\n".join(sorted(sources)))[1] == ""
+
+
+def _bias_of_three(s, p):  # the last output has p1 and p2's broadcast shape, maybe smaller
     y = add_op(s, "aten::add", [p[0], p[1], const(s, 1)])
-    return [add_op(s, "aten::mul", [y, p[2]]), add_op(s, "aten::sub", [p[2], y, const(s, 1)])]
+    return [add_op(s, "aten::mul", [y, p[2]]), add_op(s, "aten::sub", [p[2], y, const(s, 1)]),
+            add_op(s, "aten::mul", [p[1], p[2]])]

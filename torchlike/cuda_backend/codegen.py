@@ -329,12 +329,14 @@ def _strided_vector_body(r: _Renderer, plan: Plan) -> str:
     """The strided plan's vector entry: ``V`` consecutive ``i`` share their outer indices
     (the launcher runs it only when ``plan.vector_fits()``, so no tail): one unravel per
     vector; dense views by ``j``, unit views by one aligned vector access at the first
-    element's offset, views that do not move along the inner dim by one scalar load."""
+    element's offset, views that do not move along the inner dim by one scalar load (an
+    output of a broadcast shape: one store of the first lane's value, the same for all)."""
     V = plan.vector
 
     def vec_type(v: View) -> str:
         return f"tl_vec<{STORAGE[v.dtype]}, {V}>"
-    head = [f"    const {r.uidx} i = j * {V};"] + ["    " + s for s in r.unravel()]
+    unravel = ["    " + s for s in r.unravel()]  # none when every strided view is 0-d
+    head = ([f"    const {r.uidx} i = j * {V};"] if unravel else []) + unravel
     loads, stores = [], []
     for k, v in enumerate(plan.reads):
         if v.direct:
@@ -347,6 +349,9 @@ def _strided_vector_body(r: _Renderer, plan: Plan) -> str:
             loads.append(f"    const {STORAGE[v.dtype]} L{k} = {r.strided_element(v)};")
     for v in plan.writes:
         loads.append(f"    {vec_type(v)} R{v.output};")
+        if v.inner == "zero":  # the same element for the whole vector (a broadcast shape)
+            stores.append(f"    {r.strided_element(v)} = R{v.output}.v[0];")
+            continue
         target = f"reinterpret_cast<{vec_type(v)}*>(out{v.output})[j]" if v.direct else \
             f"*reinterpret_cast<{vec_type(v)}*>(out{v.output} + ({r.strided_offset(v)}))"
         stores.append(f"    {target} = R{v.output};")

@@ -68,7 +68,7 @@ def bind(source: KernelSource, spec: GroupSpec, on_error: Callable, device) -> C
     # per vector, ``inner == "zero"``, only to its element), and the strided plan's sizes fit
     reads = [(v.input, v.offset * ITEMSIZE[v.dtype],
               ITEMSIZE[v.dtype] * (1 if v.inner == "zero" else V)) for v in p.reads]
-    out_align = [V * ITEMSIZE[v.dtype] for v in p.writes]
+    out_align = [ITEMSIZE[v.dtype] * (1 if v.inner == "zero" else V) for v in p.writes]
     vector = entries[1] if len(entries) > 1 and p.vector_fits() else None
     n_vec = max(1, p.n // V) if V else 0   # threads the vector entry needs
     index_args = p.index_args()

@@ -19,9 +19,10 @@ one layout reuse the kernel):
   and each view not itself dense-full gets ``i0 * st_0 + ...``).  A strided kernel gets a
   vector entry point too when every view moves along the innermost live dim with stride 1
   (``inner == "unit"``: a chunk of a C array, a row broadcast over columns) or not at all
-  (``"zero"``: read once per vector), or is dense: the launcher picks it per call when that
-  dim's size and the unit views' other strides are multiples of the width and the pointers
-  are aligned, so ``V`` consecutive ``i`` share their outer indices;
+  (``"zero"``: read once per vector; an output of a broadcast shape, stored once), or is
+  dense: the launcher picks it per call when that dim's size and the unit views' other
+  strides are multiples of the width and the pointers are aligned, so ``V`` consecutive ``i``
+  share their outer indices;
 * ``index_bits``: 32 when the element count and every offset fit in a signed 32-bit int;
 * ``table``: the kernel's parameters would pass ``MAX_PARAM_BYTES`` (CUDA < 12.1 allows 4 KB),
   so pointers, scalars, sizes and strides travel in one device array of int64 instead.
@@ -191,8 +192,7 @@ def plan(spec: GroupSpec, max_param_bytes: Optional[int] = None) -> Plan:
                 st = v.strides[live[-1]]
                 v.inner = "unit" if st == 1 else "zero" if st == 0 else "other"
         moved = [v for v in reads + writes if v.inner != "zero"]
-        if all(v.inner != "other" for v in reads) and \
-                all(v.direct or v.inner == "unit" for v in writes) and moved:
+        if all(v.inner != "other" for v in reads + writes) and moved:
             vector = min(VECTOR_BYTES // ITEMSIZE[v.dtype] for v in moved)
     n = math.prod(iter_shape)
     bits = 32
