@@ -309,16 +309,18 @@ def test_integer_division_by_zero_sets_the_flag():
 
 
 @needs_gxx
-@pytest.mark.parametrize("divisor,flag", [(1000, False), (-3, False), (0, True)])
-def test_constant_divisor_needs_no_flag(divisor, flag):
+@pytest.mark.parametrize("divisor,dtype,flag", [(1000, "int32", False), (-3, "int32", False),
+                                               (0, "int32", True), (256, "int8", True)])
+def test_constant_divisor_needs_no_flag(divisor, dtype, flag):
     """A nonzero constant divisor cannot divide by zero: the kernel takes no flag, so a GPU
-    launcher need not read one back (a synchronization per call); a zero constant keeps it."""
+    launcher need not read one back (a synchronization per call); a zero constant keeps it,
+    and so does 256 meeting int8 (it wraps to 0)."""
     sub = make_group(1, lambda s, p: [
         add_op(s, "aten::floor_divide", [p[0], const(s, divisor)]),
         add_op(s, "aten::remainder", [p[0], const(s, divisor)]),
         add_op(s, "aten::fmod", [p[0], const(s, divisor)]),
         add_op(s, "aten::div", [p[0], const(s, divisor), const(s, "trunc")])])
-    x = np.arange(-5000, 5000, 7, dtype=np.int32)
+    x = np.arange(-5000, 5000, 7).astype(dtype)
     src = emulated_backend().generate(analyze(sub, signature_of([x])))
     assert src.info.uses_err is flag and ("int* __restrict__ err" in src.source) is flag
     if flag:

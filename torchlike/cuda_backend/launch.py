@@ -6,8 +6,8 @@ Per call it only takes the data pointers (plus each chunk's offset), allocates t
 in the layout PyTorch gives it, ``fuser.output_layout``), picks the vector entry point when
 every pointer is aligned for it (and, on the strided path, the sizes fit:
 ``Plan.vector_fits``), launches as many threads as the entry has elements or vectors to
-do, and checks the integer-division flag.  ``device`` is what differs between a GPU and the CPU emulator:
-``empty(shape, dtype)``, ``pointer(array)``, ``launch(entry, values, n)``, ``zeros_err()``,
+do, and checks the integer-division flag.  ``device`` is what differs between a GPU and the
+CPU emulator: ``empty(shape, dtype)``, ``pointer(array)``, ``launch(entry, values, n)``, ``zeros_err()``,
 ``read_err(err)``, ``table(int64 numpy array) -> (keep_alive, pointer)``.
 
 float16 arrays are handed to the kernel as they are; bfloat16 arrays (which numpy and cupy do

@@ -24,8 +24,10 @@ from __future__ import annotations
 import re
 from typing import Callable, Dict, Iterable, List, Optional
 
+import numpy as np
+
 from ..ir.graph import Value
-from ..ops.casting import FLOAT_TO_INT_HELPER
+from ..ops.casting import FLOAT_TO_INT_HELPER, cast_value
 from ..ops.dtypes import FLOAT_DTYPES, INT_DTYPES
 from .backend import GroupSpec, OpInfo, Ref, Unsupported, ValueInfo, ValueKind
 from .kernel_spec import kernel_outputs
@@ -153,16 +155,18 @@ class Renderer:
         return PLACEHOLDER.sub(fill, text)
 
     def _nonzero_constant(self, operand) -> bool:
+        """``operand`` (ref, dtype wanted) is a constant that stays nonzero in that dtype
+        (int8's 256 wraps to 0: it keeps the flag)."""
         if operand is None or operand[0] is None:
             return False
         info = self.spec.info(operand[0])
-        if info.kind != ValueKind.CONST or isinstance(info.const, (str, list, tuple)):
+        if info.kind != ValueKind.CONST or not isinstance(info.const, (bool, int, float)):
             return False
         try:
-            v = float(info.const)
-        except (TypeError, ValueError):
+            with np.errstate(all="ignore"):
+                return bool(cast_value(info.const, operand[1]) != 0)
+        except (TypeError, ValueError, OverflowError):
             return False
-        return v != 0 and abs(v) < 2 ** 63 and v == int(v)
 
     def result(self, o: OpInfo, expr: str) -> str:
         """The op's value ``expr`` (of its compute dtype) converted to its out dtype."""
