@@ -7,8 +7,8 @@ in the layout PyTorch gives it, ``fuser.output_layout``), picks the vector entry
 every pointer is aligned for it (and, on the strided path, the sizes fit:
 ``Plan.vector_fits``), launches as many threads as the entry has elements or vectors to
 do, and checks the integer-division flag.  ``device`` is what differs between a GPU and the
-CPU emulator: ``empty(shape, dtype)``, ``pointer(array)``, ``launch(entry, values, n)``, ``zeros_err()``,
-``read_err(err)``, ``table(int64 numpy array) -> (keep_alive, pointer)``.
+CPU emulator: ``empty(shape, dtype)``, ``pointer(array)``, ``launch(entry, values, n)``,
+``zeros_err()``, ``read_err(err)``, ``table(int64 numpy array) -> (keep_alive, pointer)``.
 
 float16 arrays are handed to the kernel as they are; bfloat16 arrays (which numpy and cupy do
 not have) travel as uint16 bit patterns, and bfloat16 outputs come back as uint16 arrays.
