@@ -1,14 +1,15 @@
 """Random programs, differentially: each seed writes a small Python function of PyTorch ops
 (elementwise float and integer ops, reductions, norms; inputs of several dtypes, broadcast
 shapes and special values), ``torch.jit.script`` prints its graph, and torchlike runs that
-graph interpreted, fused and strict-fused (``graph_modes``).  The three must agree with each
-other and with eager PyTorch.
+graph interpreted, fused and strict-fused (``graph_modes``), and for every third seed fused
+with CUDA kernels run through the emulator.  All must agree with each other and with eager
+PyTorch.
 
 The programs are generated, not chosen: a seed's program is whatever the generator makes, so a
 change that breaks a class of graphs shows up here without anyone having written that graph.
 Tolerances: at the precision of the least precise float the program computes in (a float
 input's dtype; float32 for an integer or bool input, which a float op promotes to the default
-dtype): 64 ulp of it among the three torchlike modes, 256 against PyTorch.  A float16 or
+dtype): 64 ulp of it among the torchlike modes, 256 against PyTorch.  A float16 or
 float32 intermediate rounds at different places in different modes when it feeds a float64
 result (softmax fused or op by op; cos of an int32 input against PyTorch's)."""
 from __future__ import annotations
@@ -19,7 +20,11 @@ import warnings
 
 import numpy as np
 import pytest
+from differential import backend_missing
 from graph_modes import graph_modes, program_module
+
+from torchlike import jit
+from torchlike.ir import parse_graph
 
 # Ill-conditioned uses are kept out: sin of an exp's 4048.5469 turns exp's last-bit difference
 # into 1.4e-4; logit(sigmoid(x)) cancels 1 - p for large x (hence the clamps).
@@ -69,6 +74,9 @@ INTEGER = ["({} + {})", "({} * {})", "({} - {})", "torch.maximum({}, {})", "({} 
 # more with TORCHLIKE_FUZZ_SEEDS=N (seeds 0..N-1) or =A:B (seeds A..B-1); 24 take ~30 s on 2 cores
 _RANGE = os.environ.get("TORCHLIKE_FUZZ_SEEDS", "24").split(":")
 SEEDS = range(int(_RANGE[0]), int(_RANGE[1])) if len(_RANGE) == 2 else range(int(_RANGE[0]))
+# a fourth mode, the graph fused with CUDA kernels run through the emulator (g++): every third
+# seed, or every seed with TORCHLIKE_FUZZ_CUDA=1
+_CUDA_EVERY = 1 if os.environ.get("TORCHLIKE_FUZZ_CUDA") == "1" else 3
 
 
 def _expr(rng: random.Random, names, depth: int, integer: bool) -> str:
@@ -162,6 +170,28 @@ def _agree(got, want, rel: float, what: str):
         f"{what}: relative error {err.max():.3g} > {rel:.3g} at {np.argmax(err)}"
 
 
+def _emulated_cuda(text: str, inputs):
+    """The graph fused with the CUDA backend, its kernels run on the CPU (groups it has no
+    kernel for are interpreted, as for a user)."""
+    from torchlike.cuda_backend.emulate import EmulatedCudaBackend
+    from torchlike.fuser import backend as fb
+    from torchlike.fuser import config, executor
+    saved = fb.BACKENDS.get("cuda")
+    fb.register_backend("cuda", EmulatedCudaBackend)
+    config.set_backend("cuda")
+    try:
+        with np.errstate(all="ignore"):
+            return jit.run(jit.fuse(parse_graph(text)), *[x.copy() for x in inputs])
+    finally:
+        config.set_backend("auto")
+        if saved is None:
+            fb.BACKENDS.pop("cuda", None)
+            fb._instances.pop("cuda", None)
+        else:
+            fb.register_backend("cuda", saved)
+        executor.clear_caches()
+
+
 @pytest.mark.parametrize("seed", SEEDS)
 def test_random_program(torch, tmp_path, seed):
     src, inputs, wants, text = _accepted_program(seed, tmp_path)
@@ -169,6 +199,9 @@ def test_random_program(torch, tmp_path, seed):
     for mode, run in graph_modes(text):
         got = run(*[x.copy() for x in inputs])
         results[mode] = got if isinstance(got, tuple) else (got,)
+    if seed % _CUDA_EVERY == 0 and not backend_missing("cuda-emulated"):
+        got = _emulated_cuda(text, inputs)
+        results["cuda-emulated"] = got if isinstance(got, tuple) else (got,)
     # the least precise float anything is computed in: a float input's dtype, and float32 for
     # integer and bool inputs (a float op promotes them to the default dtype) and for .float():
     # a float64 result of cos(int32) or softmax(float32) carries that op's float32 rounding
