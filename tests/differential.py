@@ -377,6 +377,27 @@ def fuser_settings(backend: str = "cpu", strict: bool = True):
         config.set_strict(saved[1])
 
 
+@contextmanager
+def use_emulator_as_cuda(strict: bool = True):
+    """The CUDA emulator registered as the fuser's "cuda" backend and chosen (numpy arrays run
+    the exact kernel source on the CPU), ``strict`` as given; the registry, the settings and
+    the executor's caches restored afterwards."""
+    from torchlike.cuda_backend.emulate import EmulatedCudaBackend
+    from torchlike.fuser import backend as fb
+    saved = fb.BACKENDS.get("cuda")
+    fb.register_backend("cuda", EmulatedCudaBackend)
+    try:
+        with fuser_settings("cuda", strict=strict):
+            yield
+    finally:
+        if saved is None:
+            fb.BACKENDS.pop("cuda", None)
+            fb._instances.pop("cuda", None)
+        else:
+            fb.register_backend("cuda", saved)
+        executor.clear_caches()
+
+
 def run_cpu(node: Node, args: Sequence[Any]) -> List[Any]:
     """The group through the executor with backend ``cpu``, strictly (a fallback raises
     FusionError); the counters prove that ONE compiled kernel served it."""

@@ -34,6 +34,7 @@ from differential import (
     op_cases,
     run_emulated,
     subgraph,
+    use_emulator_as_cuda,
 )
 
 from torchlike import ops
@@ -349,19 +350,8 @@ def test_executor_runs_emulated_kernels_strictly(emulated_as_cuda):
 @pytest.fixture
 def emulated_as_cuda():
     """The emulator registered as the fuser's "cuda" backend, strict mode on."""
-    saved = fb.BACKENDS.get("cuda")
-    fb.register_backend("cuda", EmulatedCudaBackend)
-    config.set_backend("cuda")
-    config.set_strict(True)
-    yield
-    config.set_strict(False)
-    config.set_backend("auto")
-    if saved is None:
-        fb.BACKENDS.pop("cuda", None)
-        fb._instances.pop("cuda", None)
-    else:
-        fb.register_backend("cuda", saved)
-    executor.clear_caches()
+    with use_emulator_as_cuda(strict=True):
+        yield
 
 
 @needs_nvrtc

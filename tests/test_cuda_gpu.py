@@ -102,15 +102,9 @@ def test_strided_vector_entries_on_gpu(seed):
     rows, columns and 0-d operands, chunks at offsets, transposes, broadcast-shaped outputs),
     each one compiled kernel on the GPU, against the interpreter."""
     from differential import assert_same, group_node, interpret, run_gpu
-    from test_cuda_strided_vector import CASES, _bias_of_three, _case, _random_operand
-    rng = np.random.default_rng(seed)
+    from test_cuda_strided_vector import CASES, _bias_of_three, _case, random_layouts
     cases = [_case(name)[:2] for name in CASES] if seed == 11 else []
-    for _ in range(60):
-        shape = [int(rng.choice([1, 2, 3, 4, 8, 12])) for _ in range(int(rng.integers(1, 4)))]
-        shape[-1] = int(rng.choice([4, 8, 12, 16, 6]))
-        args = [_random_operand(rng, shape, dt) for dt in
-                (np.float32, np.float32, rng.choice([np.float32, np.float16]))]
-        cases.append((_bias_of_three, args))
+    cases += [(_bias_of_three, args) for args in random_layouts(seed, 60)]
     for build, args in cases:
         node = group_node(len(args), build)
         assert_same(run_gpu(node, args), interpret(node, args),

@@ -178,16 +178,25 @@ def test_strided_vector_entry_on_random_layouts():
         taken
 
 
-def _random_cases(seed: int, n: int):
-    """(group, operands, spec, source) for ``n`` random layouts of ``_bias_of_three``."""
+def random_layouts(seed: int, n: int):
+    """``n`` operand triples for ``_bias_of_three`` in random layouts (float32, float32, and
+    float32 or float16)."""
     rng = np.random.default_rng(seed)
-    be, cases = emulated_backend(), []
+    out = []
     for _ in range(n):
         shape = [int(rng.choice([1, 2, 3, 4, 8, 12])) for _ in range(int(rng.integers(1, 4)))]
         shape[-1] = int(rng.choice([4, 8, 12, 16, 6]))
         dtypes = [np.float32, np.float32, rng.choice([np.float32, np.float16])]
         args = [_random_operand(rng, shape, dt) for dt in dtypes]
         args[0] = np.broadcast_to(args[0], shape).copy() if rng.random() < 0.3 else args[0]
+        out.append(args)
+    return out
+
+
+def _random_cases(seed: int, n: int):
+    """(group, operands, spec, source) for ``n`` random layouts of ``_bias_of_three``."""
+    be, cases = emulated_backend(), []
+    for args in random_layouts(seed, n):
         sub = make_group(3, _bias_of_three)
         spec = analyze(sub, signature_of(args))
         cases.append((sub, args, spec, be.generate(spec)))

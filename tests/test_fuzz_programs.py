@@ -20,7 +20,7 @@ import warnings
 
 import numpy as np
 import pytest
-from differential import backend_missing
+from differential import backend_missing, use_emulator_as_cuda
 from graph_modes import graph_modes, program_module
 
 from torchlike import jit
@@ -173,23 +173,8 @@ def _agree(got, want, rel: float, what: str):
 def _emulated_cuda(text: str, inputs):
     """The graph fused with the CUDA backend, its kernels run on the CPU (groups it has no
     kernel for are interpreted, as for a user)."""
-    from torchlike.cuda_backend.emulate import EmulatedCudaBackend
-    from torchlike.fuser import backend as fb
-    from torchlike.fuser import config, executor
-    saved = fb.BACKENDS.get("cuda")
-    fb.register_backend("cuda", EmulatedCudaBackend)
-    config.set_backend("cuda")
-    try:
-        with np.errstate(all="ignore"):
-            return jit.run(jit.fuse(parse_graph(text)), *[x.copy() for x in inputs])
-    finally:
-        config.set_backend("auto")
-        if saved is None:
-            fb.BACKENDS.pop("cuda", None)
-            fb._instances.pop("cuda", None)
-        else:
-            fb.register_backend("cuda", saved)
-        executor.clear_caches()
+    with use_emulator_as_cuda(strict=False), np.errstate(all="ignore"):
+        return jit.run(jit.fuse(parse_graph(text)), *[x.copy() for x in inputs])
 
 
 @pytest.mark.parametrize("seed", SEEDS)

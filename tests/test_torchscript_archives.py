@@ -354,28 +354,14 @@ def test_loaded_module_runs_through_the_cuda_backend_emulated():
     compiles and runs there with PyTorch's answers."""
     import shutil
 
-    from torchlike.cuda_backend.emulate import EmulatedCudaBackend
-    from torchlike.fuser import backend as fb
-    from torchlike.fuser import config
+    from differential import use_emulator_as_cuda
 
     if shutil.which("g++") is None:
         pytest.skip("needs g++ (the CUDA emulator compiles kernels with it)")
     m = jit.load(fixture("elementwise"))
     args, expected = fixture_io("elementwise")
-    saved = fb.BACKENDS.get("cuda")
-    fb.register_backend("cuda", EmulatedCudaBackend)
-    config.set_backend("cuda")
-    config.set_strict(True)
-    try:
+    with use_emulator_as_cuda(strict=True):
         jit.reset_stats()
         np.testing.assert_allclose(m(*args), expected[0], rtol=1e-5, atol=1e-6)
         s = jit.stats()
         assert s["cache_hits"] + s["cache_misses"] > 0 and not s["fallbacks"], s
-    finally:
-        config.set_strict(False)
-        config.set_backend("auto")
-        if saved is None:
-            fb.BACKENDS.pop("cuda", None)
-            fb._instances.pop("cuda", None)
-        else:
-            fb.register_backend("cuda", saved)

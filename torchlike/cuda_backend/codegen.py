@@ -302,11 +302,13 @@ def render(spec: GroupSpec, plan: Plan, key: Tuple) -> KernelSource:
     return KernelSource(name, source, key, info)
 
 
+def _vec_type(v: View, V: int) -> str:
+    return f"tl_vec<{STORAGE[v.dtype]}, {V}>"
+
+
 def _vector_body(r: _Renderer, plan: Plan, scalar_body: List[str]) -> str:
     V = plan.vector
-
-    def vec_type(v: View) -> str:
-        return f"tl_vec<{STORAGE[v.dtype]}, {V}>"
+    vec_type = lambda v: _vec_type(v, V)
     loads = [f"    const {vec_type(v)} L{k} = reinterpret_cast<const {vec_type(v)}*>(in{k})[j];"
              for k, v in enumerate(plan.reads)]
     loads += [f"    {vec_type(v)} R{v.output};" for v in plan.writes]
@@ -332,9 +334,7 @@ def _strided_vector_body(r: _Renderer, plan: Plan) -> str:
     element's offset, views that do not move along the inner dim by one scalar load (an
     output of a broadcast shape: one store of the first lane's value, the same for all)."""
     V = plan.vector
-
-    def vec_type(v: View) -> str:
-        return f"tl_vec<{STORAGE[v.dtype]}, {V}>"
+    vec_type = lambda v: _vec_type(v, V)
     unravel = ["    " + s for s in r.unravel()]  # none when every strided view is 0-d
     head = ([f"    const {r.uidx} i = j * {V};"] if unravel else []) + unravel
     loads, stores = [], []

@@ -199,6 +199,7 @@ class _HostDevice:
             fn.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_uint, ctypes.c_uint,
                            ctypes.c_int]
             fn.restype = ctypes.c_int
+        self.launches[entry] = self.launches.get(entry, 0) + 1
         opts = self.rows
         block = opts.get("warp_block", EMU_WARP_BLOCK) if team == "warp" else \
             opts.get("block", EMU_ROW_BLOCK)

@@ -147,10 +147,10 @@ class RowRenderer(_Renderer):
         # CACHE_BYTES a thread): read from memory once, not once per pass
         self.cache_k = WARP_MAX_N // (32 * vec) if team == "warp" and vec > 1 else 0
         self.cached: List[int] = []
-        budget = CACHE_BYTES
-        for i, c in enumerate(self.plan.inputs):
-            size = 32 * ITEMSIZE[spec.signature[i].dtype] if c == "full" else 0
-            if self.cache_k and c == "full" and size <= budget:
+        budget = CACHE_BYTES if self.cache_k else 0
+        for i in (i for i, c in enumerate(self.plan.inputs) if c == "full"):
+            size = 32 * ITEMSIZE[spec.signature[i].dtype]  # WARP_MAX_N / 32 elements a lane
+            if size <= budget:
                 self.cached.append(i)
                 budget -= size
         self.filled: Set[int] = set()
