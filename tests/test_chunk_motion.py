@@ -116,6 +116,37 @@ def test_producer_with_another_use_stays():
         np.testing.assert_allclose(a, b, rtol=2e-6, atol=1e-6)
 
 
+SHARED = """
+graph(%wx : Tensor, %uz : Tensor, %a : Tensor, %b : Tensor):
+  %one : int = prim::Constant[value=1]()
+  %chunks : int = prim::Constant[value=4]()
+  %awx : Tensor = aten::mul(%a, %wx)
+  %m : Tensor = aten::mul(%awx, %uz)
+  %bwx : Tensor = aten::mul(%b, %wx)
+  %uu : Tensor = aten::mul(%uz, %uz)
+  %s : Tensor = aten::add(%m, %bwx, %one)
+  %g : Tensor = aten::add(%s, %uu, %one)
+  %l : Tensor[] = aten::chunk(%g, %chunks, %one)
+  %i : Tensor, %f : Tensor, %z : Tensor, %o : Tensor = prim::ListUnpack(%l)
+  %i1 : Tensor = aten::sigmoid(%i)
+  %o1 : Tensor = aten::tanh(%o)
+  %r : Tensor = aten::mul(%i1, %f)
+  %q : Tensor = aten::add(%z, %o1, %one)
+  return (%r, %q)
+"""
+
+
+def test_a_value_read_by_several_producers_is_chunked_once():
+    """The MI-LSTM's gates, ``a * wx * uz + b * wx + uz * uz``: wx and uz feed several
+    producers (uz twice into one).  Each is chunked once, so the kernel has one argument, one
+    load, per chunk of each input: a second copy would read the same memory twice."""
+    inputs = (_arr(6, 20), _arr(6, 20), _arr(20), _arr(6, 1))
+    fused = _check(SHARED, *inputs)
+    [bc] = _chunk_node(fused)
+    assert sorted(v.name for v in bc.inputs) == ["a", "b", "uz", "wx"], bc
+    assert len(bc.outputs) == 16 and all(o.uses for o in bc.outputs)
+
+
 UNEVEN = """
 graph(%x : Tensor, %b : Tensor):
   %one : int = prim::Constant[value=1]()

@@ -148,18 +148,35 @@ def _move_through_producer(graph: Graph, block: Block, bc: Node, fusible,
     chunks_of_v = bc.outputs[j * n:(j + 1) * n]
     tensor_pos = [i for i, a in enumerate(p.inputs) if _is_tensor(a)]
     operands = [p.inputs[i] for i in tensor_pos]
-    # the new chunk: bc's other inputs (their chunk values kept), then p's tensor operands
-    kept = [(w, bc.outputs[i * n:(i + 1) * n]) for i, w in enumerate(bc.inputs) if i != j]
-    inputs = [w for w, _ in kept] + operands
-    outputs = [outs for _, outs in kept] + [None] * len(operands)
+    # the new chunk: bc's other inputs (their chunk values kept), then p's tensor operands not
+    # already chunked.  Each value is chunked once: ``a * w + b * w`` reads w's chunks once (a
+    # duplicate input would be a second argument, a second load of the same memory, in a kernel)
+    inputs: List[Value] = []
+    outputs: List[Optional[List[Value]]] = []
+    slot = {}
+    for i, w in enumerate(bc.inputs):
+        outs = bc.outputs[i * n:(i + 1) * n]
+        if i == j:
+            continue
+        if w in slot:  # a duplicate from an earlier chunk: its uses read the first chunks
+            for o, first in zip(outs, outputs[slot[w]], strict=True):
+                o.replace_all_uses_with(first)
+            continue
+        slot[w] = len(inputs)
+        inputs.append(w)
+        outputs.append(outs)
+    for a in operands:
+        if a not in slot:
+            slot[a] = len(inputs)
+            inputs.append(a)
+            outputs.append(None)
     index = block.nodes.index(bc)
     block.remove(bc)
     new = _broadcasting_chunk(graph, block, inputs, n, dim, bc.source, outputs, index)
-    first = len(kept) * n
     for k in range(n):
         args = list(p.inputs)
-        for m, i in enumerate(tensor_pos):
-            args[i] = new.outputs[first + m * n + k]
+        for i in tensor_pos:
+            args[i] = new.outputs[slot[p.inputs[i]] * n + k]
         clone = Node(p.kind, args, dict(p.attrs), p.source)
         out = chunks_of_v[k]  # the chunk value keeps its uses; p computes it per chunk now
         out.node = clone
