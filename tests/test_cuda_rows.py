@@ -328,22 +328,23 @@ def test_against_pytorch(dtype):
 
 # -- compiled for real GPUs: NVRTC, nvcc, ptxas -v ------------------------------------------------
 
-def representative_sources():
+def representative_sources(n=64):
     """softmax (f32), log_softmax (f16), logsumexp (f64), var (f32), layer norm with stats
-    (f32, f16), RMS norm (f32): each a module of four entries (warp, block, and _vec twins); a
-    group norm's rows with a block input (f32): warp and block entries."""
+    (f32, f16), RMS norm (f32) over rows of ``n``: each a module of four entries (warp, block,
+    and _vec twins; the warp _vec entry's register cache is sized to ``n``); a group norm's
+    rows with a block input (f32): warp and block entries."""
     out = []
     for kind, dtype in (("aten::softmax", "float32"), ("aten::log_softmax", "float16"),
                         ("aten::logsumexp", "float64"), ("aten::var", "float32")):
         sub = group_of(parse_graph(reduction_graph(kind, pre="mul", post="")))
-        spec = analyze(sub, signature_of([data((2, 64), dtype)]))
+        spec = analyze(sub, signature_of([data((2, n), dtype)]))
         be = EmulatedCudaBackend()
         assert be.check(spec) is None
         out.append(be.generate(spec).source)
     for text, n_in, dtype in ((LAYER_NORM_STATS, 3, "float32"), (LAYER_NORM_STATS, 3, "float16"),
                               (RMS_NORM, 2, "float32")):
         sub = group_of(parse_graph(text))
-        args = [data((2, 64), dtype)] + [data((64,), dtype) for _ in range(n_in - 1)]
+        args = [data((2, n), dtype)] + [data((n,), dtype) for _ in range(n_in - 1)]
         spec = analyze(sub, signature_of(args))
         be = EmulatedCudaBackend()
         assert be.check(spec) is None
@@ -381,11 +382,13 @@ def test_nvrtc_compiles_row_kernels(arch):
 
 
 @needs_nvcc
+@pytest.mark.parametrize("n", [64, 1024])
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
-def test_ptxas_no_spills_no_local_memory(arch):
+def test_ptxas_no_spills_no_local_memory(arch, n):
     """nvcc -Werror, ``ptxas -v``: every entry of every representative kernel uses no local
-    memory (0-byte stack frame, no spill stores or loads, no lmem)."""
-    usage = ptxas_usage("\n".join(representative_sources()), arch)
+    memory (0-byte stack frame, no spill stores or loads, no lmem), with the smallest and the
+    largest register cache (rows of 64 and 1024)."""
+    usage = ptxas_usage("\n".join(representative_sources(n)), arch)
     assert len(usage) == 7 * 4 + 2, sorted(usage)  # the block input's kernel: scalar entries
     for entry, u in usage.items():
         assert u["spill_stores"] == u["spill_loads"] == 0, (entry, u)

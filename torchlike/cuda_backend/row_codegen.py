@@ -64,7 +64,7 @@ from .codegen import CTYPE, HALF, PRELUDE, STORAGE, _Renderer, kernel_name, lite
 from .layout import INT32_MAX, ITEMSIZE, MAX_PARAM_BYTES, VECTOR_BYTES
 from .row_launch import WARP_BLOCK, WARP_MAX_N
 
-VERSION = 2  # 2: the warp vector entry keeps rows in registers
+VERSION = 3  # 2: the warp vector entry keeps rows in registers; 3: as many as the row needs
 MAX_THREADS = 512  # __launch_bounds__: the most threads row_launch gives a block
 CACHE_BYTES = 128  # a warp lane's registers for cached rows: 32 of them
 KINDS = ("aten::sum", "aten::mean", "aten::amax", "aten::amin", "aten::max", "aten::min",
@@ -120,9 +120,21 @@ def vector_width(spec: GroupSpec) -> int:
     return min(VECTOR_BYTES // s for s in sizes) if sizes else 0
 
 
+def cache_vectors(spec: GroupSpec) -> int:
+    """Vectors a lane of the warp's ``_vec`` entry keeps in registers per cached input: enough
+    for the row, rounded up to a power of two (rows of similar length share a kernel), at most
+    ``WARP_MAX_N / (32 V)``.  Sized to the row because registers a short row leaves unused
+    still cost occupancy: with the full array, rows of 64 ran at half the speed on an H200."""
+    V = vector_width(spec)
+    if V <= 1:
+        return 0
+    need = -(-min(spec.rows.row_size, WARP_MAX_N) // (32 * V))
+    return 1 << max(0, need - 1).bit_length()
+
+
 def kernel_key(name: str, spec: GroupSpec) -> Tuple:
     return (name, "rows", VERSION, spec.structure, spec.input_key(), spec.rows.key(),
-            index_bits(spec), vector_width(spec))
+            index_bits(spec), vector_width(spec), cache_vectors(spec))
 
 
 class RowRenderer(_Renderer):
@@ -145,11 +157,13 @@ class RowRenderer(_Renderer):
         self.blocks = [i for i, c in enumerate(self.plan.inputs) if c == "block"]
         # the warp's vector entry keeps each per-element input's row in registers (up to
         # CACHE_BYTES a thread): read from memory once, not once per pass
-        self.cache_k = WARP_MAX_N // (32 * vec) if team == "warp" and vec > 1 else 0
+        self.cache_k = cache_vectors(spec) if team == "warp" and vec > 1 else 0
         self.cached: List[int] = []
         budget = CACHE_BYTES if self.cache_k else 0
         for i in (i for i, c in enumerate(self.plan.inputs) if c == "full"):
-            size = 32 * ITEMSIZE[spec.signature[i].dtype]  # WARP_MAX_N / 32 elements a lane
+            # the budget as if the row were WARP_MAX_N long: which inputs are cached does not
+            # depend on the row length (CACHE_BYTES = WARP_MAX_N / 32 float32 a lane)
+            size = 32 * ITEMSIZE[spec.signature[i].dtype]
             if size <= budget:
                 self.cached.append(i)
                 budget -= size
@@ -255,13 +269,15 @@ class RowRenderer(_Renderer):
             return [f"for ({u} jv = tl_t; jv < N / {V}u; jv += tl_nt) {{"] + head + inner + ["}"]
         # the first K vectors of each lane from registers (filled before the first loop that
         # reads them, fully unrolled so they stay registers), any further ones (a row longer
-        # than WARP_MAX_N) from memory
+        # than WARP_MAX_N) from memory.  Zero-initialised: the lanes past the row's end fill
+        # nothing, and with an uninitialised array ptxas (sm_90) spilled 8 bytes around the
+        # division's slow-path call in an RMS norm of rows of 64
         K, fill = self.cache_k, []
         for i in cached:
             if i not in self.filled:
                 self.filled.add(i)
                 t = vt(self.spec.signature[i].dtype)
-                fill += [f"{t} C{i}[{K}];", "#pragma unroll",
+                fill += [f"{t} C{i}[{K}] = {{}};", "#pragma unroll",
                          f"for (int k = 0; k < {K}; ++k) {{",
                          f"  const {u} jv = tl_t + 32u * k;",
                          f"  if (jv < N / {V}u) C{i}[k] = "
