@@ -131,9 +131,11 @@ def test_integer_division_by_zero_on_gpu():
 # -- row reductions (cuda_backend.row_codegen) on the GPU ----------------------------------------
 # The emulator runs these kernels' exact source in CI (tests/test_cuda_rows.py); here the
 # launcher picks the team and the vector entry as it does for a user, over row lengths that take
-# the warp, block, scalar-tail and vector paths, against the interpreter.
+# the warp, block, scalar-tail and vector paths, against the interpreter; short rows share a
+# warp (row_codegen.team_width), row counts that leave part of the last warp idle.
 
-ROW_SHAPES = [(3, 7), (5, 33), (4, 64), (3, 1000), (2, 4097), (700, 96), (16, 32768)]
+ROW_SHAPES = [(3, 7), (5, 33), (4, 64), (3, 1000), (2, 4097), (700, 96), (16, 32768), (37, 20),
+              (1001, 16), (13, 2)]
 
 
 def _rows_on_gpu(graph, args, dtype, label):

@@ -191,7 +191,8 @@ class _HostDevice:
         argv = (ctypes.c_void_p * max(1, len(objs)))(*[ctypes.addressof(o) for o in objs])
         fn(argv, self.grid, self.block)
 
-    def launch_rows(self, entry: str, packed, team: str, rows: int, n: int) -> None:
+    def launch_rows(self, entry: str, packed, team: str, rows: int, n: int,
+                    per_warp: int = 1) -> None:
         """A row kernel, on a small grid of its own (``EMU_ROW_*``), its threads as fibers."""
         fn = self.fns.get(entry)
         if fn is None:

@@ -18,10 +18,13 @@ template <int OP, typename T> TL_DEV T tl_combine(T a, T b) {
   }
 }
 
-// A warp's 32 lanes: an xor butterfly (5 shuffles).
-template <int OP, typename T> TL_DEV T tl_warp_allreduce(T v) {
+// W aligned lanes of a warp (32: all of them): an xor butterfly (log2 W shuffles).  The xor
+// offsets stay below W, so each group of W lanes reduces its own row; every lane of the warp
+// takes part in every shuffle (the full mask).
+template <int OP, int W = 32, typename T> TL_DEV T tl_warp_allreduce(T v) {
+  static_assert(W >= 1 && W <= 32 && (W & (W - 1)) == 0, "a power of two up to 32 lanes");
 #pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v = tl_combine<OP>(v, __shfl_xor_sync(0xffffffffu, v, o));
+  for (int o = W / 2; o > 0; o >>= 1) v = tl_combine<OP>(v, __shfl_xor_sync(0xffffffffu, v, o));
   return v;
 }
 

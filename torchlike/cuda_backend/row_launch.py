@@ -2,10 +2,11 @@
 
 ``bind(source, spec, on_error, device)`` returns ``launcher(args) -> outputs`` for the exact
 signature.  Per call it allocates the outputs, picks the entry -- a warp per row for rows of
-up to ``WARP_MAX_N`` elements, else a block per row; the ``_vec`` twin when the row length is
-a multiple of the vector width and every per-element array is aligned for it -- and calls
-``device.launch_rows(entry, packed, team, R, N)``, which decides the launch shape: on a GPU
-``gpu_shape`` below, in the emulator a small one of its own (so rows wrap around the grid).
+up to ``WARP_MAX_N`` elements (``32 / team_width`` rows a warp for short rows), else a block
+per row; the ``_vec`` twin when the row length is a multiple of the vector width and every
+per-element array is aligned for it -- and calls ``device.launch_rows(entry, packed, team, R,
+N, per_warp)``, which decides the launch shape: on a GPU ``gpu_shape`` below, in the emulator a
+small one of its own (so rows wrap around the grid).
 """
 from __future__ import annotations
 
@@ -26,13 +27,14 @@ def team_for(n: int) -> str:
     return "warp" if n <= WARP_MAX_N else "block"
 
 
-def gpu_shape(team: str, rows: int, n: int, sm_count: int) -> Tuple[int, int]:
-    """(grid, block) on a GPU: warps of 128-thread blocks, or a block of 128..512 threads sized
-    for ~8 elements per thread and pass (a power of two); never more blocks than fill every SM
-    twice over (the rows are grid-strided)."""
+def gpu_shape(team: str, rows: int, n: int, sm_count: int,
+              per_warp: int = 1) -> Tuple[int, int]:
+    """(grid, block) on a GPU: warps of 128-thread blocks (``per_warp`` rows a warp), or a
+    block of 128..512 threads sized for ~8 elements per thread and pass (a power of two);
+    never more blocks than fill every SM twice over (the rows are grid-strided)."""
     if team == "warp":
         block = WARP_BLOCK
-        grid = math.ceil(rows / (block // 32))
+        grid = math.ceil(rows / (block // 32 * per_warp))
     else:
         block = min(512, max(128, 1 << max(0, math.ceil(n / 8) - 1).bit_length()))
         grid = rows
@@ -58,6 +60,7 @@ def bind(source: KernelSource, spec: GroupSpec, on_error: Callable, device,
     vec_out = [(j, V * ITEMSIZE[spec.values[v].dtype]) for j, v in enumerate(outs)
                if plan.out_levels[j] == 2]
     vec_ok = V > 1 and N % V == 0
+    per_warp = 32 // info.team_width if team == "warp" else 1
     sizes = list(plan.shape) if "block" in plan.inputs else []  # row_codegen's S<d>
     params = info.params
     assemble = output_assembler(output_plan(spec, outs))
@@ -74,6 +77,6 @@ def bind(source: KernelSource, spec: GroupSpec, on_error: Callable, device,
                 e = entry + "_vec"
             values += optrs + [R, N] + sizes
             packed = [(pack_kind(t), v) for (t, _), v in zip(params, values, strict=True)]
-            device.launch_rows(e, packed, team, R, N)
+            device.launch_rows(e, packed, team, R, N, per_warp)
         return res if assemble is None else assemble(res, args)
     return launcher

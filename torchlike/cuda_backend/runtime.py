@@ -129,11 +129,12 @@ class _GpuDevice:
         grid = min((n + BLOCK - 1) // BLOCK, self.max_grid)
         fn((grid,), (BLOCK,), tuple(_NP[k](v) for k, v in packed))
 
-    def launch_rows(self, entry: str, packed, team: str, rows: int, n: int) -> None:
+    def launch_rows(self, entry: str, packed, team: str, rows: int, n: int,
+                    per_warp: int = 1) -> None:
         fn = self.fns.get(entry)
         if fn is None:
             fn = self.fns[entry] = self.module.get_function(entry)
-        grid, block = row_launch.gpu_shape(team, rows, n, self.sm_count)
+        grid, block = row_launch.gpu_shape(team, rows, n, self.sm_count, per_warp)
         fn((grid,), (block,), tuple(_NP[k](v) for k, v in packed))
 
 
