@@ -2,8 +2,9 @@
 kernel module, the GPU twin of ``cpu_backend.row_codegen``.
 
 A row is reduced by a *team* of threads: a warp (``<name>_warp``: ``blockDim.x / 32`` rows per
-block, for short rows) or a whole block (``<name>_block``: one row per block, for long ones);
-teams grid-stride over the rows.  The host (``row_launch``) picks the entry by row length, and
+block, for short rows; rows of fewer vectors than 32 take ``team_width`` lanes, several rows a
+warp) or a whole block (``<name>_block``: one row per block, for long ones); teams grid-stride
+over the rows.  The host (``row_launch``) picks the entry by row length, and
 the ``_vec`` twin of each when every per-element array is aligned for 16-byte vectors
 (``N % V == 0``).  Per row, one strided loop per accumulation pass (thread ``t`` of ``T`` takes
 elements ``t, t + T, ...``: coalesced), each pass's partial results combined by
@@ -167,12 +168,12 @@ class RowRenderer(_Renderer):
         self.row_vars: Set[Value] = set()
         self.shared: List[str] = []  # acc dtype of each block all-reduce, in order
         self.blocks = [i for i, c in enumerate(self.plan.inputs) if c == "block"]
-        # the warp's vector entry keeps each per-element input's row in registers (up to
-        # CACHE_BYTES a thread): read from memory once, not once per pass
         # lanes per row: a warp entry's rows may take part of a warp (``team_width``); lanes
         # past the last row recompute the warp's first row with their stores off (``tl_live``),
         # so every lane reaches every shuffle
         self.width = team_width(spec) if team == "warp" else 0
+        # the warp's vector entry keeps each per-element input's row in registers (up to
+        # CACHE_BYTES a thread): read from memory once, not once per pass
         self.cache_k = cache_vectors(spec) if team == "warp" and vec > 1 else 0
         self.cached: List[int] = []
         budget = CACHE_BYTES if self.cache_k else 0

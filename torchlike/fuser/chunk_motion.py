@@ -24,7 +24,8 @@ is the same in every chunk and is passed through whole; the others are sliced.  
 elementwise op per chunk gives exactly the chunks of its result (same values, dtypes and
 shapes), so the motion never changes an answer; it only happens where the producer is fusible,
 has one output used by the chunk alone, and is not returned.  It repeats through chains of
-producers (``(a + b) * c`` before the chunk: every op moves).
+producers (``(a + b) * c`` before the chunk: every op moves); a value several producers read
+(the MI-LSTM's ``alpha * wx * uz + beta_i * wx + ...``) is chunked once, one kernel argument.
 """
 from __future__ import annotations
 
