@@ -9,7 +9,8 @@ The programs are generated, not chosen: a seed's program is whatever the generat
 change that breaks a class of graphs shows up here without anyone having written that graph.
 Tolerances: at the precision of the least precise float the program computes in (a float
 input's dtype; float32 for an integer or bool input, which a float op promotes to the default
-dtype): 64 ulp of it among the torchlike modes, 256 against PyTorch.  A float16 or
+dtype): 64 ulp of it among the torchlike modes (up to 256 where the program is ill-conditioned:
+four times as far as the interpreter and PyTorch differ), 256 against PyTorch.  A float16 or
 float32 intermediate rounds at different places in different modes when it feeds a float64
 result (softmax fused or op by op; cos of an int32 input against PyTorch's)."""
 from __future__ import annotations
@@ -163,11 +164,19 @@ def _agree(got, want, rel: float, what: str):
     np.testing.assert_array_equal(np.isnan(got), np.isnan(want), err_msg=f"{what}: NaNs")
     inf = np.isinf(want) | np.isinf(got)
     np.testing.assert_array_equal(got[inf], want[inf], err_msg=f"{what}: infinities")
-    fin = ~np.isnan(want) & ~inf
+    err = _rel_err(got, want)
+    assert err <= rel, f"{what}: relative error {err:.3g} > {rel:.3g}"
+
+
+def _rel_err(got, want) -> float:
+    """The largest |got - want| / (|want| + 1) over the elements finite in both (0.0 for
+    non-float results)."""
+    got, want = np.asarray(got), np.asarray(want)
+    if want.dtype.kind != "f":
+        return 0.0
+    fin = np.isfinite(want) & np.isfinite(got)
     g, w = got[fin].astype(np.float64), want[fin].astype(np.float64)
-    err = np.abs(g - w) / (np.abs(w) + 1.0)
-    assert not err.size or err.max() <= rel, \
-        f"{what}: relative error {err.max():.3g} > {rel:.3g} at {np.argmax(err)}"
+    return float((np.abs(g - w) / (np.abs(w) + 1.0)).max()) if g.size else 0.0
 
 
 def _emulated_cuda(text: str, inputs):
@@ -195,7 +204,13 @@ def test_random_program(torch, tmp_path, seed):
     floats += [np.dtype(np.float16)] * (".half()" in src)
     for k, w in enumerate(wants):
         eps = max([_EPS.get(w.dtype, 0.0)] + [_EPS[d] for d in floats])
+        # an ill-conditioned program (a cancellation, a reciprocal of a small difference, an
+        # exp of an error) spreads roundings further than 64 ulp: how far two independent
+        # evaluations (the interpreter and PyTorch) differ is its measure, and the modes may
+        # differ from the interpreter by a few times that, never by more than 256 ulp
+        spread = _rel_err(results["interpreted"][k], w) if w.dtype.kind == "f" else 0.0
+        among = min(256 * eps, max(64 * eps, 4 * spread))
         for mode, got in results.items():
-            _agree(got[k], results["interpreted"][k], 64 * eps,
+            _agree(got[k], results["interpreted"][k], among,
                    f"seed {seed} output {k}: {mode} vs interpreted\n{src}")
             _agree(got[k], w, 256 * eps, f"seed {seed} output {k}: {mode} vs PyTorch\n{src}")
