@@ -13,6 +13,7 @@ from test_fused_reductions import LAYER_NORM_STATS, close, data, interpreted, re
 
 from torchlike.cuda_backend.emulate import EmulatedCudaBackend, _HostDevice, build_many
 from torchlike.cuda_backend.row_codegen import team_width
+from torchlike.cuda_backend.row_launch import THREADS_PER_SM, WARP_BLOCK, gpu_shape
 from torchlike.fuser import config
 from torchlike.fuser.backend import analyze, signature_of
 from torchlike.ir import parse_graph
@@ -83,3 +84,37 @@ def test_sub_warp_teams_match_the_interpreter(built, case):
         _HostDevice.launch_rows = real
     vec = spec.rows.row_size % src.info.vector == 0
     assert set(entries) == {src.info.entries[0][:-len("_warp")] + "_warp" + ("_vec" * vec)}
+
+
+@pytest.mark.parametrize("width", [1, 2, 8, 16, 32])
+def test_gpu_grid_covers_the_rows_a_warp_takes(width):
+    """On a GPU, ``gpu_shape`` launches blocks of 4 warps, each warp ``32 / width`` rows: as
+    many blocks as cover the rows in one sweep, at most two full SMs' worth (the rows are
+    grid-strided beyond that)."""
+    per_warp = 32 // width
+    for rows in (1, 7, 4 * per_warp, 4 * per_warp + 1, 10 ** 6):
+        grid, block = gpu_shape("warp", rows, 64, 132, per_warp)
+        assert block == WARP_BLOCK == 128
+        cap = 2 * 132 * (THREADS_PER_SM // block)
+        assert grid == min(cap, -(-rows // (4 * per_warp))), (rows, grid)
+        assert grid * 4 * per_warp >= rows or grid == cap
+
+
+@needs_gxx
+def test_the_launcher_tells_the_device_the_rows_a_warp_takes(built):
+    """``row_launch.bind`` passes ``32 / team_width`` to ``launch_rows`` for the warp entries
+    (the GPU sizes its grid by it) and 1 for the block entries."""
+    sub, args, spec, src, width = built[0]  # softmax over rows of 64: 16 lanes, 2 rows a warp
+    seen = []
+    real = _HostDevice.launch_rows
+
+    def spy(self, e, packed, team, rows, n, per_warp=1):
+        seen.append((team, rows, n, per_warp))
+        return real(self, e, packed, team, rows, n, per_warp)
+    _HostDevice.launch_rows = spy
+    try:
+        for team in ("warp", "block"):
+            run_rows(sub, args, team, source=src)
+    finally:
+        _HostDevice.launch_rows = real
+    assert seen == [("warp", 7, 64, 2), ("block", 7, 64, 1)], seen
