@@ -426,3 +426,31 @@ def test_eval_mode_argument_checks_raise_as_pytorch(torch, name, args):
         getattr(torch.ops.aten, name.split("::")[1])(torch.from_numpy(x), *args)
     with pytest.raises(ExecutionError, match="dropout probability|Lower bound"):
         get(name).impl(np, x, *args)
+
+
+ALPHA = """graph(%x : Tensor, %y : Tensor):
+  %alpha : {t} = prim::Constant[value={v}]()
+  %z : Tensor = aten::{op}(%x, %y, %alpha)
+  return (%z)"""
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "rsub"])
+def test_alpha_is_checked_as_aten_does(op):
+    """ATen's alpha_check: a bool alpha only for a bool result, a float alpha only for a float
+    result; both interpreted and fused, the error naming the node."""
+    f = np.array([1.5, -2.0], np.float32)
+    i = np.array([3, 4], np.int32)
+    cases = [("bool", "1", f, "Boolean alpha only supported for Boolean results"),
+             ("bool", "0", i, "Boolean alpha only supported for Boolean results"),
+             ("float", "2.", i, "alpha must not be a floating point number")]
+    for t, v, x, message in cases:
+        g = parse_graph(ALPHA.format(t=t, v=v, op=op))
+        for graph in (g, jit.fuse(g)):
+            with pytest.raises(ExecutionError, match=message) as e:
+                jit.run(graph, x, x)
+            assert f"aten::{op}" in str(e.value)
+    if op == "add":  # a bool alpha with bool operands: allowed (x + alpha * y, logically)
+        b = np.array([True, False])
+        g = parse_graph(ALPHA.format(t="bool", v="0", op=op))
+        np.testing.assert_array_equal(jit.run(g, b, ~b), b)
+        np.testing.assert_array_equal(jit.run(jit.fuse(g), b, ~b), b)

@@ -25,8 +25,10 @@ def _alpha(xp, x, alpha):
 
 
 def _rule_alpha(infos, attrs):
-    dt = result_type(infos)
-    if not is_float(dt) and isinstance(attrs.get("alpha", 1), float):
+    dt, alpha = result_type(infos), attrs.get("alpha", 1)
+    if isinstance(alpha, bool) and dt != "bool":  # ATen's alpha_check, in its order
+        raise ExecutionError("Boolean alpha only supported for Boolean results.")
+    if not is_float(dt) and isinstance(alpha, float):
         raise ExecutionError("For integral input tensors, argument alpha must not be a floating "
                              "point number.")
     return dt, dt
@@ -231,8 +233,7 @@ _FLOAT_UNARY = [  # name, numpy ref, numba template, numpy aliases
     ("expm1", np.expm1, _f32("expm1"), ()),
     ("log", np.log, _f32("log"), ()),
     ("log1p", np.log1p, _f32("log1p"), ()),
-    ("log2", np.log2, _f32("log2"), ()),
-    ("log10", np.log10, _f32("log10"), ()),
+    ("log2", np.log2, _f32("log2"), ()), ("log10", np.log10, _f32("log10"), ()),
     ("sqrt", np.sqrt, "np.sqrt({self})", ()),
     ("sin", np.sin, _f32("sin"), ()),
     ("cos", np.cos, _f32("cos"), ()),
