@@ -33,7 +33,7 @@ _ATEN_NO_GRAD = (
 NO_GRADIENT = {f"aten::{k}" for k in _ATEN_NO_GRAD} | {
     f"prim::{k}" for k in (
         "CallFunction DictConstruct GetAttr Guard NumToTensor Print RaiseException "
-        "RequiresGradCheck TypeCheck Uninitialized device dtype is_nested max min profile "
+        "RequiresGradCheck TypeCheck Uninitialized device dtype is_nested layout max min profile "
         "profile_ivalue requires_grad type").split()}
 
 KNOWN_GAPS = {

@@ -43,6 +43,7 @@ from .derivatives_structured import (
     _keep,
     _layer_norm,
     _need_rank,
+    _rank,
     _shape,
     _size_value,
 )
@@ -165,6 +166,16 @@ def _vector_norm(ctx, grads):  # linalg_vector_norm(x, ord, dim, keepdim, dtype)
     p = ctx.static(1)
     return _rest(ctx, [norm_grad(ctx, grads[0], ctx.input(0), ctx.output(0),
                                  2 if p is None else p, _dims(ctx, 2, rank), ctx.static(3))])
+
+
+def _dist(ctx, grads):  # dist(a, b, p): the p-norm of a - b over every element
+    b, ranks = _Ops(ctx), [_rank(v) for v in ctx.node.inputs[:2]]
+    if None in ranks:
+        raise UnsupportedOpError(f"no derivative for {ctx.node.describe()}: the rank of an "
+                                 f"input is unknown")
+    d = norm_grad(ctx, grads[0], b.sub(ctx.input(0), ctx.input(1)), ctx.output(0),
+                  ctx.static(2), list(range(max(ranks))), False)
+    return [d, None if d is None else b.neg(d), None]
 
 
 def _norm(ctx, grads):
@@ -456,6 +467,7 @@ RULES = {
     "aten::prod": _prod,
     "aten::norm": _norm,
     "aten::linalg_vector_norm": _vector_norm,
+    "aten::dist": _dist,
     "aten::linalg_norm": _linalg_norm,
     "aten::linalg_matrix_norm": _linalg_matrix_norm,
     "aten::nansum": _nansum,

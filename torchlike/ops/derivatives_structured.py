@@ -460,6 +460,8 @@ RULES = {
     "aten::logsumexp": _logsumexp,
     "aten::softmax": _softmax,
     "aten::log_softmax": _log_softmax,
+    "aten::_softmax": _softmax,  # (x, dim, half_to_float): the same cotangent
+    "aten::_log_softmax": _log_softmax,
     "aten::matmul": _matmul,
     "aten::mm": _matmul,
     "aten::bmm": _matmul,

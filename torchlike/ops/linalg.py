@@ -104,6 +104,24 @@ defop("aten::linalg_vector_norm", "Tensor self, Scalar ord=2, int[1]? dim=None, 
       "bool keepdim=False, ScalarType? dtype=None", _vector_norm, category="reduction")
 
 
+def _dist(xp, a, b, p=2):
+    """``torch.dist``: the p-norm of ``a - b`` over every element, as ATen's ``norm(a - b, p)``:
+    the difference rounded to the operands' common (floating) dtype first."""
+    from .dtypes import Priority, result_type
+    from .tensor_common import scalar_name
+    out = result_type([(str(x.dtype), Priority.ZERO_DIM if x.ndim == 0 else Priority.DIM)
+                       for x in (a, b)])
+    if np.dtype(out).kind not in "fc":
+        raise RuntimeError(f"norm(): input dtype should be either floating point or complex. "
+                           f"Got {scalar_name(out)} instead.")
+    with np.errstate(over="ignore", invalid="ignore"):
+        diff = xp.subtract(a.astype(out, copy=False), b.astype(out, copy=False))
+    return _vector_norm(xp, xp.asarray(diff), p)
+
+
+defop("aten::dist", "Tensor self, Tensor other, Scalar p=2", _dist, category="reduction")
+
+
 def _norm(xp, x, *args):
     """``aten::norm``'s overloads, told apart by argument count: ``(p=2)``,
     ``(p, dim, keepdim=False)``, ``(p, dim, keepdim, dtype)``; p None is 2.  ``torch.norm``'s

@@ -237,6 +237,9 @@ def _infer_unchecked_cast(node, types):
 _prim("prim::unchecked_cast", lambda xp, x: x, infer=_infer_unchecked_cast)
 _prim("prim::device", _device, infer=lambda node, types: [DEVICE])
 _prim("prim::dtype", _dtype, infer=lambda node, types: [INT])
+# ``tensor.layout`` as an int: c10::Layout::Strided is 0, and every array here is strided (no
+# sparse or mkldnn tensors).  ``torch.norm`` checks it before calling linalg_vector_norm.
+_prim("prim::layout", lambda xp, x: 0, infer=lambda node, types: [INT])
 _prim("prim::NumToTensor", _num_to_tensor, infer=_infer_num_to_tensor)
 _prim("prim::Uninitialized", lambda xp: None)
 

@@ -374,6 +374,36 @@ defop("aten::log_softmax", "Tensor self, int dim, ScalarType? dtype=None", _soft
       category="reduction", infer=_infer_softmax)
 
 
+
+def _private_softmax(log: bool):
+    """``aten::_softmax`` / ``aten::_log_softmax(self, dim, half_to_float)``, what
+    ``F.softmax`` calls underneath: half_to_float (a float16 input, a float32 result) exists
+    on CUDA only, as in PyTorch."""
+    impl = _softmax_impl(log)
+
+    def private(xp, x, dim, half_to_float):
+        if not half_to_float:
+            return impl(xp, x, dim)
+        if xp is np:
+            raise RuntimeError("softmax with half to float conversion is not supported on CPU")
+        if str(x.dtype) != "float16":
+            raise RuntimeError("conversion is supported for Half type only")
+        return impl(xp, x, dim, "float32")
+    return private
+
+
+def _infer_private_softmax(node, types):
+    t = tensor_in(types)
+    return [like(t, "float32" if arg(node, 2, False) is True and t.dtype == "float16"
+                 else t.dtype)]
+
+
+defop("aten::_softmax", "Tensor self, int dim, bool half_to_float", _private_softmax(False),
+      category="reduction", infer=_infer_private_softmax)
+defop("aten::_log_softmax", "Tensor self, int dim, bool half_to_float", _private_softmax(True),
+      category="reduction", infer=_infer_private_softmax)
+
+
 def _var_mean(name: str):
     """``std_mean`` / ``var_mean``: (std or var, mean) over the same dims."""
     spread = _var(name)

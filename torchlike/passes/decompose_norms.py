@@ -49,6 +49,10 @@ with what follows it (a U-Net's SiLU), the weight expanded into a row buffer per
 (``RowPlan``'s ``block`` inputs), the result viewed back as the input's shape.  An instance
 norm without running statistics (``nn.InstanceNorm2d``'s default) is the group norm of ``C``
 groups.
+
+``aten::_softmax(x, dim, False)`` and ``aten::_log_softmax`` (``F.softmax``'s internals, in a
+graph printed from them) become ``aten::softmax(x, dim, None)`` and ``aten::log_softmax``,
+the spelling the row kernels fuse.
 """
 from __future__ import annotations
 
@@ -58,7 +62,7 @@ from ..ir.graph import Block, Graph, Node, Value
 from ..ir.types import BOOL, FLOAT, INT, NONE, STR, ListType, OptionalType, TensorType
 from .group_rows import hoist_producers, sink_consumers
 
-__all__ = ["decompose_norms", "LOWERED"]
+__all__ = ["decompose_norms", "public_softmax", "LOWERED"]
 
 LOWERED = ("aten::layer_norm", "aten::rms_norm", "aten::batch_norm", "aten::group_norm",
            "aten::instance_norm")
@@ -70,12 +74,14 @@ _SHAPE_BUILDERS = ("prim::ListConstruct", "aten::size", "aten::__getitem__") + _
 
 def decompose_norms(graph: Graph, dont_fuse: FrozenSet[str] = frozenset()) -> int:
     """Lower every eligible layer norm, RMS norm and eval-mode batch norm of ``graph`` (nested
-    blocks included) in place; returns how many."""
+    blocks included) in place, and spell ``aten::_softmax`` as ``aten::softmax``
+    (``public_softmax``); returns how many norms were lowered."""
     count = 0
     for block in list(graph.all_blocks()):
         for node in list(block.nodes):
             if node.kind in LOWERED and node.kind not in dont_fuse and _lower(graph, block, node):
                 count += 1
+    public_softmax(graph, dont_fuse)
     return count
 
 
@@ -306,3 +312,24 @@ def _lower_group_norm(graph: Graph, block: Block, node: Node) -> bool:
     hoist_producers(block, x4.node, y.node)
     sink_consumers(block, y.node, groups)
     return True
+
+
+_PRIVATE_SOFTMAX = {"aten::_softmax": "aten::softmax", "aten::_log_softmax": "aten::log_softmax"}
+
+
+def public_softmax(graph: Graph, dont_fuse: FrozenSet[str]) -> None:
+    """``aten::_softmax(x, dim, False)`` (what a graph of ``F.softmax``'s internals prints) is
+    ``aten::softmax(x, dim, None)``, which row kernels fuse; half_to_float True (CUDA only)
+    stays as it is, interpreted."""
+    for node in list(graph.all_nodes()):
+        kind = _PRIVATE_SOFTMAX.get(node.kind)
+        if kind is None or kind in dont_fuse or len(node.inputs) != 3:
+            continue
+        flag = node.inputs[2]
+        if not flag.is_constant() or flag.constant_value() is not False:
+            continue
+        none = graph.insert_constant(None)
+        flag.uses.remove(node)
+        node.inputs[2] = none
+        none.uses.append(node)
+        node.kind = kind
