@@ -42,6 +42,12 @@ def category(dtype: str) -> int:
     return 0 if dtype == "bool" else 1 if dtype in INT_DTYPES else 2
 
 
+def can_cast(src: str, dst: str) -> bool:
+    """c10's ``canCast`` (a result written into an output of dtype ``dst``): no float into an
+    integer or bool, no integer into bool."""
+    return category(src) <= category(dst)
+
+
 def promote_types(a: Optional[str], b: Optional[str]) -> Optional[str]:
     """``torch.promote_types``: int with float gives the float; bfloat16 with float16 gives float32."""
     if a is None:

@@ -13,8 +13,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.types import TensorType
+from .dtypes import Priority, can_cast, is_float, promote_types, result_type
 from .registry import defop
-from .tensor_common import compute_dtype, tensor_in
+from .tensor_common import compute_dtype, scalar_name, tensor_in
 
 _REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
 
@@ -40,28 +41,69 @@ def _float_pair(xp, x, t, name):
     return x.astype(c, copy=False), t.astype(c, copy=False), out
 
 
+def _common(x, t) -> str:
+    return result_type([(str(v.dtype), Priority.ZERO_DIM if v.ndim == 0 else Priority.DIM)
+                        for v in (x, t)])
+
+
+def _promoted_pair(xp, x, t, kernel, out=None):
+    """ATen's pointwise loss kernels: a TensorIterator over (x, t) computing in their common
+    dtype (an int32 input against a float32 target is float32), dispatched on floating types
+    only ("mse_cpu" not implemented for 'Int'); ``out`` (huber's, preallocated like the input)
+    must be castable from it.  Returns both operands in the compute dtype and the result's."""
+    common = _common(x, t)
+    if out is not None and not can_cast(common, out):
+        raise RuntimeError(f"result type {scalar_name(common)} can't be cast to the desired "
+                           f"output type {scalar_name(out)}")
+    if not is_float(common):
+        device = "cpu" if xp is np else "cuda"
+        raise NotImplementedError(f"\"{kernel}_{device}\" not implemented for "
+                                  f"'{scalar_name(common)}'")
+    c = compute_dtype(common)
+    return x.astype(c, copy=False), t.astype(c, copy=False), out or common
+
+
 def _mse(xp, x, t, reduction=1):
-    a, b, out = _float_pair(xp, x, t, "mse_loss")
-    return _reduce(xp, (a - b) ** 2, reduction, out)
+    a, b, out = _promoted_pair(xp, x, t, "mse")
+    return _reduce(xp, _stored((a - b) ** 2, out), reduction, out)
 
 
 def _l1(xp, x, t, reduction=1):
-    a, b, out = _float_pair(xp, x, t, "l1_loss")
-    return _reduce(xp, xp.abs(a - b), reduction, out)
+    """ATen's composite ``(x - t).abs()`` then the reduction: integers stay integers (their
+    mean refused as PyTorch's mean refuses it), a bool operand refused by the subtraction."""
+    common = _common(x, t)
+    if "bool" in (str(x.dtype), str(t.dtype)):
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                           "If you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+    if is_float(common):
+        c = compute_dtype(common)
+        return _reduce(xp, xp.abs(x.astype(c) - t.astype(c)), reduction, common)
+    loss = xp.abs(x.astype(common) - t.astype(common))
+    if _REDUCTIONS.get(int(reduction)) == "mean":
+        raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a "
+                           f"floating point or complex dtype. Got: {scalar_name(common)}")
+    return _reduce(xp, loss, reduction, "int64" if int(reduction) == 2 else common)
 
 
 def _smooth_l1(xp, x, t, reduction=1, beta=1.0):
-    a, b, out = _float_pair(xp, x, t, "smooth_l1_loss")
+    a, b, out = _promoted_pair(xp, x, t, "smooth_l1")
     d = xp.abs(a - b)
-    if beta == 0:
-        return _reduce(xp, d, reduction, out)
-    return _reduce(xp, xp.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta), reduction, out)
+    loss = d if beta == 0 else xp.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta)
+    return _reduce(xp, _stored(loss, out), reduction, out)
 
 
 def _huber(xp, x, t, reduction=1, delta=1.0):
-    a, b, out = _float_pair(xp, x, t, "huber_loss")
+    a, b, out = _promoted_pair(xp, x, t, "huber", out=str(x.dtype))
     d = xp.abs(a - b)
-    return _reduce(xp, xp.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)), reduction, out)
+    loss = xp.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
+    return _reduce(xp, _stored(loss, out), reduction, out)
+
+
+def _stored(loss, out: str):
+    """The elementwise loss as ATen stores it before the reduction: in ``out`` (a float16 loss
+    rounded per element, then summed in float32)."""
+    return loss.astype(out) if out != str(loss.dtype) and out in ("float16", "float32") else loss
 
 
 def _log_softmax(xp, x, axis):
@@ -163,11 +205,16 @@ def _bce_logits(xp, x, t, weight=None, pos_weight=None, reduction=1):
 
 
 def _infer_loss(node, types):
+    """The input's dtype (huber's, and a guess where the target's is unknown), else the two
+    operands' common dtype; 0-d unless reduction is none."""
     t = tensor_in(types)
     red = node.inputs[2].constant_value() if len(node.inputs) > 2 else 1
-    if red == 0 or not isinstance(t, TensorType):
-        return [TensorType(t.dtype) if isinstance(t, TensorType) else TensorType()]
-    return [TensorType(t.dtype, ())]
+    dtype = t.dtype if isinstance(t, TensorType) else None
+    u = types[1] if len(types) > 1 else None
+    if node.kind != "aten::huber_loss" and dtype is not None and isinstance(u, TensorType) \
+            and u.dtype is not None:
+        dtype = promote_types(dtype, u.dtype)
+    return [TensorType(dtype) if red == 0 else TensorType(dtype, ())]
 
 
 _PAIR = "Tensor self, Tensor target, int reduction=1"
