@@ -150,3 +150,68 @@ def test_printed_graphs_match_pytorch(torch, tmp_path, name):
         for g, w in zip(got, want, strict=True):
             assert g.dtype == w.numpy().dtype and g.shape == tuple(w.shape)
             np.testing.assert_allclose(g, w.numpy(), rtol=2e-6, atol=1e-6)
+
+
+TENSOR_CONSTANT = """graph(%x : Tensor):
+  %c : {ctype}(requires_grad=0, device=cpu) = prim::Constant[value={{{value}}}]()
+  %one : int = prim::Constant[value=1]()
+  %y : Tensor = aten::mul(%x, %c)
+  %z : Tensor = aten::add(%y, %c, %one)
+  %w : Tensor = aten::sigmoid(%z)
+  return (%z, %w)"""
+# (constant type, value, input dtype) -> the dtype of z: a 0-d tensor constant promotes as a 0-d
+# tensor (torch.tensor(0.3, dtype=torch.half) * int32 tensor is float16), except Double() and
+# Long(), which are how traces record Python scalars (x * 0.5 on an int tensor stays float32)
+CONSTANT_DTYPES = [("Half", "0.3", "int32", "float16"), ("Float", "0.3", "float16", "float16"),
+                   ("Float", "0.3", "int32", "float32"), ("Int", "3", "float16", "float16"),
+                   ("Int", "3", "uint8", "uint8"), ("Bool", "1", "int32", "int32"),
+                   ("Double", "0.3", "int32", "float32"), ("Long", "3", "int32", "int32")]
+
+
+@pytest.mark.parametrize("ctype,value,xdt,zdt", CONSTANT_DTYPES)
+def test_tensor_constants_promote_as_pytorch(ctype, value, xdt, zdt):
+    """Interpreted, fused into a CPU kernel and into a CUDA kernel (emulated), strictly: the
+    same dtypes and values."""
+    from differential import backend_missing, use_emulator_as_cuda
+    g = parse_graph(TENSOR_CONSTANT.format(ctype=ctype, value=value))
+    x = np.arange(12).reshape(3, 4).astype(xdt)
+    z, w = jit.run(g, x)
+    assert str(z.dtype) == zdt
+    c = float(value) if "." in value else int(value)
+    np.testing.assert_allclose(z.astype(np.float64), x.astype(np.float64) * c + c, rtol=1e-3)
+    runs = [("cpu", jit.run)]
+    if not backend_missing("cuda-emulated"):
+        runs.append(("cuda", jit.run))
+    for backend, fn in runs:
+        reset_stats()
+        config.set_strict(True)
+        try:
+            if backend == "cuda":
+                with use_emulator_as_cuda(strict=True):
+                    got = fn(jit.fuse(g), x)
+            else:
+                got = fn(jit.fuse(g), x)
+        finally:
+            config.set_strict(False)
+        assert stats()["fallbacks"] == {}, stats()
+        for a, b in zip(got, (z, w), strict=True):
+            assert a.dtype == b.dtype, (backend, a.dtype, b.dtype)
+            np.testing.assert_allclose(a.astype(np.float64), b.astype(np.float64), rtol=1e-3)
+
+
+def test_traced_tensor_constant_keeps_its_dtype(torch, tmp_path):
+    """torch.heaviside(x, torch.tensor(0.5)) traced: the constant is a Float() tensor, which
+    heaviside requires to match x's dtype (a Python scalar would not)."""
+    mod = program_module(tmp_path, "traced_constant", "import torch\n\n\ndef f(x):\n"
+                         "    return torch.heaviside(x, torch.tensor(0.5)) * torch.tensor(3)\n")
+    x = RNG.standard_normal((3, 4)).astype(np.float32)
+    x[0, 0] = 0.0
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        text = str(torch.jit.trace(mod.f, (torch.from_numpy(x),)).graph)
+    want = mod.f(torch.from_numpy(x)).numpy()
+    for graph in (parse_graph(text), jit.fuse(parse_graph(text))):
+        got = jit.run(graph, x)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)

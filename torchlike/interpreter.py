@@ -43,9 +43,14 @@ def array_module(values: Sequence[Any]):
     return np
 
 
+_WRAPPED = (np.dtype(np.float64), np.dtype(np.int64))
+
+
 def constant_runtime_value(node: Node, xp) -> Any:
-    """A ``prim::Constant``'s value at run time.  A 0-d tensor constant is a Python scalar:
-    traces record Python scalars that way, and they promote as wrapped numbers."""
+    """A ``prim::Constant``'s value at run time.  A 0-d float64 or int64 tensor constant is a
+    Python scalar: traces record Python scalars that way (``x * 0.5``: ``Double()``), and
+    they promote as wrapped numbers.  A 0-d constant of another dtype cannot be a traced
+    Python scalar (``torch.tensor(0.5)`` traces as ``Float()``): it stays a tensor."""
     value = node.attrs.get("value")
     if isinstance(value, UnknownTensorValue):
         if value.data is None:
@@ -54,7 +59,7 @@ def constant_runtime_value(node: Node, xp) -> Any:
                                  "instead, which stores it", node)
         return xp.asarray(value.data)
     if isinstance(value, np.ndarray):
-        if value.ndim == 0:
+        if value.ndim == 0 and value.dtype in _WRAPPED:
             return value.item()
         return xp.asarray(value)
     return value

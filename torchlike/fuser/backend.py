@@ -231,8 +231,10 @@ def _broadcast(shapes: Sequence[Tuple[int, ...]]) -> Tuple[int, ...]:
 
 
 def _const_info(v: Any) -> ValueInfo:
-    if isinstance(v, np.ndarray):
-        raise Unsupported("unsupported tensor constant")
+    if isinstance(v, np.ndarray):  # a 0-d tensor of its own dtype (Float(): torch.tensor(0.5))
+        if v.ndim != 0 or (dt := str(v.dtype)) not in ALL_DTYPES:
+            raise Unsupported("unsupported tensor constant")
+        return ValueInfo(ValueKind.CONST, dt, Priority.ZERO_DIM, dt, const=v.item())
     dt = _SCALAR_DTYPE.get(type(v))
     carrier = {"float32": "float64"}.get(dt, dt)
     return ValueInfo(ValueKind.CONST, dt, Priority.WRAPPED, carrier, const=v)
@@ -409,7 +411,11 @@ def _op(node: Node, values: Dict[Value, ValueInfo], used: Dict[Value, None]) -> 
         args = ew.normalize_args(op, raw)
     except Exception:
         raise InterpretInstead() from None
-    items = [a if isinstance(a, Value) else _const_info(a) for a in args]
+    # a constant input keeps its ValueInfo (a 0-d tensor constant promotes as one, not as the
+    # Python scalar of its value); defaults filled in are wrapped scalars
+    ins = [values[v] for v in node.inputs] if op.normalize is None else []
+    items = [a if isinstance(a, Value) else ins[k] if k < len(ins) and ins[k].kind ==
+             ValueKind.CONST else _const_info(a) for k, a in enumerate(args)]
     operands, attrs, attr_values = [], {}, {}
     info = lambda r: r if isinstance(r, ValueInfo) else values[r]  # noqa: E731
     for p, ref in zip(op.params, items, strict=False):
