@@ -4,9 +4,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from .dtypes import Priority, result_type
 from .functions import register_function
 from .registry import OpDef, defop, parse_schema, register
-from .tensor_common import array_module_of, broadcast_shapes, compute_dtype, like, tensor_in
+from .tensor_common import (
+    array_module_of,
+    broadcast_shapes,
+    compute_dtype,
+    like,
+    scalar_name,
+    tensor_in,
+)
 
 # -- matmul --------------------------------------------------------------------------------------
 
@@ -107,8 +115,6 @@ defop("aten::linalg_vector_norm", "Tensor self, Scalar ord=2, int[1]? dim=None, 
 def _dist(xp, a, b, p=2):
     """``torch.dist``: the p-norm of ``a - b`` over every element, as ATen's ``norm(a - b, p)``:
     the difference rounded to the operands' common (floating) dtype first."""
-    from .dtypes import Priority, result_type
-    from .tensor_common import scalar_name
     out = result_type([(str(x.dtype), Priority.ZERO_DIM if x.ndim == 0 else Priority.DIM)
                        for x in (a, b)])
     if np.dtype(out).kind not in "fc":

@@ -78,7 +78,7 @@ def _l1(xp, x, t, reduction=1):
                            "operator instead.")
     if is_float(common):
         c = compute_dtype(common)
-        return _reduce(xp, xp.abs(x.astype(c) - t.astype(c)), reduction, common)
+        return _reduce(xp, _stored(xp.abs(x.astype(c) - t.astype(c)), common), reduction, common)
     loss = xp.abs(x.astype(common) - t.astype(common))
     if _REDUCTIONS.get(int(reduction)) == "mean":
         raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a "

@@ -374,7 +374,6 @@ defop("aten::log_softmax", "Tensor self, int dim, ScalarType? dtype=None", _soft
       category="reduction", infer=_infer_softmax)
 
 
-
 def _private_softmax(log: bool):
     """``aten::_softmax`` / ``aten::_log_softmax(self, dim, half_to_float)``, what
     ``F.softmax`` calls underneath: half_to_float (a float16 input, a float32 result) exists
