@@ -43,7 +43,8 @@ def array_module(values: Sequence[Any]):
     return np
 
 
-_WRAPPED = (np.dtype(np.float64), np.dtype(np.int64))
+# the 0-d tensor constants that run as Python scalars (see constant_runtime_value)
+WRAPPED_CONSTANT_DTYPES = (np.dtype(np.float64), np.dtype(np.int64))
 
 
 def constant_runtime_value(node: Node, xp) -> Any:
@@ -59,7 +60,7 @@ def constant_runtime_value(node: Node, xp) -> Any:
                                  "instead, which stores it", node)
         return xp.asarray(value.data)
     if isinstance(value, np.ndarray):
-        if value.ndim == 0 and value.dtype in _WRAPPED:
+        if value.ndim == 0 and value.dtype in WRAPPED_CONSTANT_DTYPES:
             return value.item()
         return xp.asarray(value)
     return value

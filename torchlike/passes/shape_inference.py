@@ -28,6 +28,7 @@ from typing import Any, List, Optional, Sequence
 
 import numpy as np
 
+from ..interpreter import WRAPPED_CONSTANT_DTYPES
 from ..ir.attributes import SUBGRAPH_ATTR
 from ..ir.graph import Block, Graph, Node, Value
 from ..ir.types import (
@@ -142,7 +143,7 @@ def operand_info_of(v: Value):
     if v.is_constant():
         value = v.constant_value()
         if isinstance(value, np.ndarray) and value.ndim == 0:
-            return str(value.dtype), Priority.WRAPPED
+            return _probe_info(value)  # as the interpreter runs it
         if isinstance(value, (bool, int, float)):
             return _SCALAR_DTYPE[type_of_python_value(value)], Priority.WRAPPED
         if value is None and "value" not in v.node.attrs:
@@ -220,7 +221,8 @@ def _probe_info(p: Any):
     if p is None:
         return None
     if isinstance(p, np.ndarray):
-        return str(p.dtype), Priority.WRAPPED if p.ndim == 0 else Priority.DIM
+        return str(p.dtype), (Priority.DIM if p.ndim else Priority.WRAPPED if _runs_as_scalar(p)
+                              else Priority.ZERO_DIM)
     if isinstance(p, (bool, int, float)):
         return _SCALAR_DTYPE[type_of_python_value(p)], Priority.WRAPPED
     return _UNKNOWN
@@ -244,10 +246,11 @@ def _scalar_probe_dtype(p: Any) -> str:
 
 
 def _runs_as_scalar(p: Any) -> bool:
-    """Python scalars at run time: scalar-typed values and scalar or 0-d tensor constants."""
+    """Python scalars at run time: scalar-typed values, scalar constants and the 0-d tensor
+    constants the interpreter runs as scalars (``WRAPPED_CONSTANT_DTYPES``)."""
     if isinstance(p, Value):
         return p.type in _SCALAR_DTYPE
-    return not isinstance(p, np.ndarray) or p.ndim == 0
+    return not isinstance(p, np.ndarray) or (p.ndim == 0 and p.dtype in WRAPPED_CONSTANT_DTYPES)
 
 
 def _infer_elementwise(node: Node, op) -> Type:
