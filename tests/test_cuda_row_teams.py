@@ -69,19 +69,10 @@ def test_sub_warp_teams_match_the_interpreter(built, case):
         or f"tl_warp_allreduce<TL_MAX, {width}>" in src.source
     want = interpreted(sub, *args)
     entries = {}
-    real = _HostDevice.launch_rows
-
-    def spy(self, e, *a):
-        entries[e] = entries.get(e, 0) + 1
-        return real(self, e, *a)
-    _HostDevice.launch_rows = spy
-    try:
-        for order in ("forward", "skewed-reverse"):
-            got = run_rows(sub, args, "warp", order, source=src)
-            for g, w in zip(got, want, strict=True):
-                close(g, w, args[0].dtype.name, f"{CASES[case]} {order}")
-    finally:
-        _HostDevice.launch_rows = real
+    for order in ("forward", "skewed-reverse"):
+        got = run_rows(sub, args, "warp", order, source=src, launches=entries)
+        for g, w in zip(got, want, strict=True):
+            close(g, w, args[0].dtype.name, f"{CASES[case]} {order}")
     vec = spec.rows.row_size % src.info.vector == 0
     assert set(entries) == {src.info.entries[0][:-len("_warp")] + "_warp" + ("_vec" * vec)}
 
@@ -101,7 +92,7 @@ def test_gpu_grid_covers_the_rows_a_warp_takes(width):
 
 
 @needs_gxx
-def test_the_launcher_tells_the_device_the_rows_a_warp_takes(built):
+def test_the_launcher_tells_the_device_the_rows_a_warp_takes(built, monkeypatch):
     """``row_launch.bind`` passes ``32 / team_width`` to ``launch_rows`` for the warp entries
     (the GPU sizes its grid by it) and 1 for the block entries."""
     sub, args, spec, src, width = built[0]  # softmax over rows of 64: 16 lanes, 2 rows a warp
@@ -111,10 +102,7 @@ def test_the_launcher_tells_the_device_the_rows_a_warp_takes(built):
     def spy(self, e, packed, team, rows, n, per_warp=1):
         seen.append((team, rows, n, per_warp))
         return real(self, e, packed, team, rows, n, per_warp)
-    _HostDevice.launch_rows = spy
-    try:
-        for team in ("warp", "block"):
-            run_rows(sub, args, team, source=src)
-    finally:
-        _HostDevice.launch_rows = real
+    monkeypatch.setattr(_HostDevice, "launch_rows", spy)
+    for team in ("warp", "block"):
+        run_rows(sub, args, team, source=src)
     assert seen == [("warp", 7, 64, 2), ("block", 7, 64, 1)], seen

@@ -76,15 +76,21 @@ def group_of(graph):
     return node.attrs["Subgraph"]
 
 
-def run_rows(sub, args, team, order="forward", source=None):
-    """``sub`` as the emulated CUDA row kernel, its ``team`` entry forced."""
+def run_rows(sub, args, team, order="forward", source=None, launches=None):
+    """``sub`` as the emulated CUDA row kernel, its ``team`` entry forced; ``launches`` (a
+    dict) gets the entry points that ran, with their counts."""
     be = EmulatedCudaBackend(rows={"team": team, "order": order})
     spec = analyze(sub, signature_of(args))
     assert be.check(spec) is None and spec.rows is not None
     src = source or be.generate(spec)
     assert isinstance(src.info, CudaRowKernelInfo)
+    kernel = be.compile(src)
     with np.errstate(all="ignore"):
-        return be.compile(src).bind(spec, None)(list(args))
+        out = kernel.bind(spec, None)(list(args))
+    if launches is not None:
+        for entry, calls in kernel.device.launches.items():
+            launches[entry] = launches.get(entry, 0) + calls
+    return out
 
 
 

@@ -5,6 +5,8 @@ losses summed as integers, their mean refused; a bool operand refused by the sub
 huber_loss into an output shaped and typed like its input (so a float result cannot go into an
 integer input's dtype, and a float16 input against a float32 target gives a float16 loss).
 Against eager PyTorch where installed; the dtypes and messages of the table also without it."""
+import re
+
 import numpy as np
 import pytest
 
@@ -66,8 +68,7 @@ def test_dtype_or_error_as_pytorch(key):
             if name == "mse_loss":
                 np.testing.assert_allclose(got, np.mean(diff * diff), rtol=1e-3)
         else:
-            with pytest.raises(ExecutionError, match=want.replace("(", r"\(").replace(
-                    ")", r"\)")) as e:
+            with pytest.raises(ExecutionError, match=re.escape(want)) as e:
                 jit.run(graph, x, t)
             assert f"aten::{name}" in str(e.value)
 

@@ -4,8 +4,11 @@ internals, ``torch._softmax``) and ``aten::dist``.  Each is checked interpreted 
 numpy, the private softmaxes fused into a row kernel (the kernel ran, strict mode), and with
 torch installed the graphs PyTorch prints for these calls against eager PyTorch.
 """
+import warnings
+
 import numpy as np
 import pytest
+from differential import backend_missing, fuser_settings, use_emulator_as_cuda
 from graph_modes import program_module
 
 from torchlike import jit
@@ -46,14 +49,13 @@ def test_private_softmax_fuses_as_softmax(tmp_path, kind, dim):
     [group] = [n for n in fused.nodes if n.kind == "prim::FusionGroup"]
     public = "aten::" + kind[1:]
     assert [n.kind for n in group.attrs["Subgraph"].nodes].count(public) == 1, fused
-    config.set_cache_dir(tmp_path)
-    config.set_strict(True)
+    config.set_cache_dir(tmp_path)  # a fresh cache: the kernel is compiled here
     try:
-        reset_stats()
-        got = jit.run(fused, x)
+        with fuser_settings("cpu", strict=True):
+            reset_stats()
+            got = jit.run(fused, x)
         assert stats()["fallbacks"] == {} and stats()["kernels_compiled"] == 1, stats()
     finally:
-        config.set_strict(False)
         config.set_cache_dir(None)
     assert got.dtype == np.float32
     np.testing.assert_allclose(got, ref, rtol=2e-6, atol=2e-6)
@@ -172,27 +174,19 @@ CONSTANT_DTYPES = [("Half", "0.3", "int32", "float16"), ("Float", "0.3", "float1
 def test_tensor_constants_promote_as_pytorch(ctype, value, xdt, zdt):
     """Interpreted, fused into a CPU kernel and into a CUDA kernel (emulated), strictly: the
     same dtypes and values."""
-    from differential import backend_missing, use_emulator_as_cuda
     g = parse_graph(TENSOR_CONSTANT.format(ctype=ctype, value=value))
     x = np.arange(12).reshape(3, 4).astype(xdt)
     z, w = jit.run(g, x)
     assert str(z.dtype) == zdt
     c = float(value) if "." in value else int(value)
     np.testing.assert_allclose(z.astype(np.float64), x.astype(np.float64) * c + c, rtol=1e-3)
-    runs = [("cpu", jit.run)]
+    backends = {"cpu": lambda: fuser_settings("cpu", strict=True)}
     if not backend_missing("cuda-emulated"):
-        runs.append(("cuda", jit.run))
-    for backend, fn in runs:
+        backends["cuda"] = lambda: use_emulator_as_cuda(strict=True)
+    for backend, settings in backends.items():
         reset_stats()
-        config.set_strict(True)
-        try:
-            if backend == "cuda":
-                with use_emulator_as_cuda(strict=True):
-                    got = fn(jit.fuse(g), x)
-            else:
-                got = fn(jit.fuse(g), x)
-        finally:
-            config.set_strict(False)
+        with settings():
+            got = jit.run(jit.fuse(g), x)
         assert stats()["fallbacks"] == {}, stats()
         for a, b in zip(got, (z, w), strict=True):
             assert a.dtype == b.dtype, (backend, a.dtype, b.dtype)
@@ -206,7 +200,6 @@ def test_traced_tensor_constant_keeps_its_dtype(torch, tmp_path):
                          "    return torch.heaviside(x, torch.tensor(0.5)) * torch.tensor(3)\n")
     x = RNG.standard_normal((3, 4)).astype(np.float32)
     x[0, 0] = 0.0
-    import warnings
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         text = str(torch.jit.trace(mod.f, (torch.from_numpy(x),)).graph)

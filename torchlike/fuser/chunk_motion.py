@@ -156,9 +156,9 @@ def _move_through_producer(graph: Graph, block: Block, bc: Node, fusible,
     outputs: List[Optional[List[Value]]] = []
     slot = {}
     for i, w in enumerate(bc.inputs):
-        outs = bc.outputs[i * n:(i + 1) * n]
         if i == j:
             continue
+        outs = bc.outputs[i * n:(i + 1) * n]
         if w in slot:  # a duplicate from an earlier chunk: its uses read the first chunks
             for o, first in zip(outs, outputs[slot[w]], strict=True):
                 o.replace_all_uses_with(first)

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..ir.types import TensorType
 from .dtypes import Priority, can_cast, is_float, promote_types, result_type
-from .registry import defop
+from .registry import defop, get
 from .tensor_common import compute_dtype, scalar_name, tensor_in
 
 _REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
@@ -69,17 +69,13 @@ def _mse(xp, x, t, reduction=1):
 
 
 def _l1(xp, x, t, reduction=1):
-    """ATen's composite ``(x - t).abs()`` then the reduction: integers stay integers (their
-    mean refused as PyTorch's mean refuses it), a bool operand refused by the subtraction."""
-    common = _common(x, t)
-    if "bool" in (str(x.dtype), str(t.dtype)):
-        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
-                           "If you are trying to invert a mask, use the `~` or `logical_not()` "
-                           "operator instead.")
+    """ATen's composite ``(x - t).abs()``, through the registry's sub and abs (their promotion,
+    float16 rounding and refusal of bool operands), then the reduction: integer losses stay
+    integers, their mean refused as PyTorch's mean refuses it."""
+    loss = get("aten::abs").impl(xp, get("aten::sub").impl(xp, x, t))
+    common = str(loss.dtype)
     if is_float(common):
-        c = compute_dtype(common)
-        return _reduce(xp, _stored(xp.abs(x.astype(c) - t.astype(c)), common), reduction, common)
-    loss = xp.abs(x.astype(common) - t.astype(common))
+        return _reduce(xp, loss, reduction, common)
     if _REDUCTIONS.get(int(reduction)) == "mean":
         raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a "
                            f"floating point or complex dtype. Got: {scalar_name(common)}")
