@@ -10,3 +10,4 @@ from .functional import *  # noqa: F401,F403  (the op namespace: tl.tanh, tl.whe
 __version__ = "0.1.0"
 from . import jit  # noqa
 from . import nn  # noqa
+from . import dask  # noqa  (a ScriptFunction called with Dask arrays runs per chunk)

@@ -47,6 +47,9 @@ from .module_graphs import bind_attributes, freeze, inline_methods
 from .serialization import save_function
 
 _SCALAR_TYPES = (int, float, bool, type(None), str)
+# (is_collection(arg), run(script_function, *args)): lazy array collections a call hands on
+# instead of specializing (torchlike.dask registers Dask arrays; a layer above this one).
+COLLECTION_RUNNERS: List[Tuple[Callable[[Any], bool], Callable[..., Any]]] = []
 logger = logging.getLogger("torchlike")
 
 # The passes a call's first run applies, in order (graph -> None, rewriting it in place).
@@ -116,12 +119,16 @@ class ScriptFunction:
         double(np.ones(3, np.float32))        # array([2., 2., 2.], dtype=float32)
 
     ``kind`` records how the graph was made: ``"trace"``, ``"script"`` or ``"graph"``.
+    ``fusion``: True or False fuses or not whatever the setting; None (the default) follows
+    ``TORCHLIKE_FUSION`` (``jit.set_fusion_enabled``).  Called with Dask arrays, it runs
+    through ``torchlike.dask.run`` (one fused task per chunk; a lazy result).
     """
 
     def __init__(self, graph: Graph, name: str = "forward",
                  input_names: Optional[List[str]] = None, kind: str = "graph",
-                 fn: Optional[Callable] = None):
+                 fn: Optional[Callable] = None, fusion: Optional[bool] = None):
         self._graph = graph
+        self.fusion = fusion
         self.name = name
         self.input_names = list(input_names) if input_names else _default_input_names(graph)
         self.kind = kind
@@ -184,10 +191,14 @@ class ScriptFunction:
         for name, run_pass in _PASSES:
             run_pass(g)
             _log_graph(name, g)
-        if config.fusion_enabled():
+        if config.fusion_enabled() if self.fusion is None else self.fusion:
             g = fuse(g, dont_fuse=config.dont_fuse())
             _log_graph("fuse", g)
         return Specialization(g, with_plan(plan, Interpreter(g, run_fusion_group).run))
+
+    def graph_cached(self, args: Tuple[Any, ...]) -> bool:
+        """Whether a call on ``args`` finds its specialization made (a warm call)."""
+        return config.generation == self._generation and signature_of(args) in self._cache
 
     def clear_cache(self) -> None:
         """Forget every specialization (the next call of each signature re-optimizes)."""
@@ -201,6 +212,9 @@ class ScriptFunction:
             recorder = find_recorder(args)
             if recorder is not None:  # called while tracing: record our graph there
                 return self._record_call(recorder, args)
+            for handles, run in COLLECTION_RUNNERS:  # Dask arrays: torchlike.dask.run
+                if any(map(handles, args)):
+                    return run(self, *args)
             entry = self._specialization_for(args)
         return entry.run(*args)
 
