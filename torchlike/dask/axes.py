@@ -229,10 +229,14 @@ class _Analysis:
 
     def node(self, node: Node) -> None:
         kind = node.kind
-        ins = [v for v in node.inputs if v in self.maps]
-        touches = bool(ins) or any(isinstance(v.type, TensorType) or
-                                   (isinstance(v.type, (ListType, TupleType))
-                                    and _holds_tensors(v.type)) for v in node.outputs)
+        if kind == "prim::If":  # blocks may read outer tensors whatever the node's own values
+            return self.branches(node)
+        if kind == "prim::Loop":
+            return self.loop(node)
+        touches = any(v in self.maps for v in node.inputs) or any(
+            isinstance(v.type, TensorType) or
+            (isinstance(v.type, (ListType, TupleType)) and _holds_tensors(v.type))
+            for v in node.outputs)
         if not touches:
             return  # scalar work
         if kind == "prim::Constant":
@@ -250,15 +254,11 @@ class _Analysis:
                     self.maps[v] = m
             else:
                 self.sees_whole(node)
-        elif kind == "prim::If":
-            self.branches(node)
-        elif kind == "prim::Loop":
-            self.loop(node)
         elif kind in _SHAPE_FREE:
             pass
         elif kind in _SIZE_QUERIES:
             self.size_query(node)
-        elif kind in ROW_REDUCTIONS:
+        elif kind in ROW_REDUCTIONS and isinstance(parse_reduction(node), Reduction):
             self.reduction(node)
         elif kind in _SPLITS:
             self.split(node)
@@ -320,7 +320,7 @@ class _Analysis:
     def reduction(self, node: Node) -> None:
         m = self.maps.get(node.inputs[0])
         red = parse_reduction(node)
-        if not isinstance(m, tuple) or not isinstance(red, Reduction):
+        if not isinstance(m, tuple):
             return self.sees_whole(node)
         n = len(m)
         dims = set(range(n)) if red.all_dims else {d % n for d in red.dims} if n else set()
