@@ -320,3 +320,32 @@ def test_a_killed_worker_is_retried_and_the_result_is_right(cluster, tmp_path):
     got = client.compute(tld.run(fn, x, w, b), sync=True)
     assert (tmp_path / "died").exists()
     np.testing.assert_allclose(got, fn(xn, w, b), rtol=1e-6)
+
+
+def test_max_of_two_tensors_is_elementwise_and_branches_are_walked():
+    xn = np.arange(8, dtype=np.float32).reshape(4, 2)
+    yn = np.full((4, 2), 3.0, np.float32)
+    x, y = da.from_array(xn, chunks=(2, 1)), da.from_array(yn, chunks=(2, 1))
+    g = parse_graph("""graph(%x : Tensor, %y : Tensor):
+  %1 : Tensor = aten::max(%x, %y)
+  return (%1)""")
+    assert not any(c.whole for c in tld.plan(g, x, y).classes)  # maximum: cut freely
+    np.testing.assert_array_equal(tld.run(g, x, y).compute(**THREADS), np.maximum(xn, yn))
+    # float(x) inside a branch reads all of x: x stays whole, whichever branch runs
+    g = parse_graph("""graph(%x : Tensor, %flag : bool):
+  %4 : int[] = prim::ListConstruct()
+  %5 : bool = prim::Constant[value=0]()
+  %2 : float = prim::If(%flag)
+    block0():
+      %3 : Tensor = aten::amax(%x, %4, %5)
+      %6 : float = aten::Float(%3)
+      -> (%6)
+    block1():
+      %7 : float = prim::Constant[value=1.]()
+      -> (%7)
+  %8 : Tensor = aten::mul(%x, %2)
+  return (%8)""")
+    assert all(c.whole for c in tld.plan(g, x, False).classes)
+    for flag in (False, True):
+        want = xn * (float(xn.max()) if flag else 1.0)
+        np.testing.assert_array_equal(tld.run(g, x, flag).compute(**THREADS), want)
