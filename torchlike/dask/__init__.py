@@ -28,6 +28,7 @@ CuPy-backed Dask arrays run the CUDA kernels, chunk by chunk.
 """
 from __future__ import annotations
 
+import warnings
 from typing import Any, Sequence
 
 import numpy as np
@@ -38,11 +39,18 @@ from ..ir.types import TensorType, type_of_python_value
 from ..jit.arguments import check_arguments
 from ..jit.script_function import COLLECTION_RUNNERS, ScriptFunction
 from .arrays import build, is_dask_array
-from .axes import AxisClass, ChunkPlan, DaskPlanError, OutputPlan, plan_chunks
+from .axes import (
+    AxisClass,
+    ChunkPlan,
+    DaskPlanError,
+    DaskPlanWarning,
+    OutputPlan,
+    plan_chunks,
+)
 from .tasks import graph_id
 
 __all__ = ["run", "plan", "plan_chunks", "ChunkPlan", "AxisClass", "OutputPlan",
-           "DaskPlanError"]
+           "DaskPlanError", "DaskPlanWarning"]
 
 
 def _graph(fn: Any) -> Graph:
@@ -100,6 +108,10 @@ def run(fn: Any, *args: Any):
     graph = _graph(fn)
     args = _arguments(fn, graph, args)
     chunk_plan = plan_chunks(graph, [_input_type(a) for a in args])
+    cut = [a for a in args if is_dask_array(a) and any(len(c) > 1 for c in a.chunks)]
+    if chunk_plan.notes and cut and not chunk_plan.chunked():
+        warnings.warn("torchlike.dask.run: every dim runs as one chunk: "
+                      + "; ".join(chunk_plan.notes), DaskPlanWarning, stacklevel=2)
     text = str(graph)
     from dask.base import tokenize
 

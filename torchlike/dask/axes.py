@@ -41,7 +41,8 @@ from ..ops import registry
 from ..ops.tensor_common import UNKNOWN, arg
 from ..passes import infer_types, inline_functions, simplify_tuples
 
-__all__ = ["DaskPlanError", "AxisClass", "OutputPlan", "ChunkPlan", "plan_chunks"]
+__all__ = ["DaskPlanError", "DaskPlanWarning", "AxisClass", "OutputPlan", "ChunkPlan",
+           "plan_chunks"]
 
 DimMap = Tuple[Optional[int], ...]  # per dim of a tensor: its symbol, or None (size 1)
 
@@ -49,6 +50,11 @@ DimMap = Tuple[Optional[int], ...]  # per dim of a tensor: its symbol, or None (
 class DaskPlanError(TorchlikeError, ValueError):
     """A graph whose outputs cannot be described per chunk (an output that is not a tensor, a
     shape type inference cannot state); the message names the node."""
+
+
+class DaskPlanWarning(UserWarning):
+    """An op that is neither elementwise nor a known per-row op made the dims of its tensors
+    whole: they run as one chunk (``ChunkPlan.notes`` says which op)."""
 
 
 @dataclass(frozen=True)
