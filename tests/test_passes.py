@@ -522,6 +522,21 @@ def test_infer_types_broadcasting_promotion_and_scalars():
     assert out[0].dtype == np.float32 and out[1] == 3 and out[2] == pytest.approx(2 / 3)
 
 
+@pytest.mark.parametrize("kind", ["aten::type_as", "aten::to"])
+def test_infer_types_reads_the_dtype_of_a_tensor_target(kind):
+    """x.type_as(y) and x.to(y) take y's dtype (not x's), as the interpreter does; an unknown
+    dtype of y leaves the result's unknown."""
+    g = parse_graph(f"""graph(%x : Tensor, %y : Tensor):
+  %n : bool = prim::Constant[value=0]()
+  %1 : Tensor = {kind}(%x, %y{', %n, %n' if kind == 'aten::to' else ''})
+  return (%1)""")
+    x, y = np.ones((2, 3), np.float32), np.ones(3, np.int16)
+    infer_types(g, [TensorType("float32", (2, 3)), TensorType("int16", (3,))])
+    assert g.outputs[0].type.dtype == str(run(g, x, y).dtype) == "int16"
+    infer_types(g, [TensorType("float32", (2, 3)), TensorType(None, (3,))])
+    assert g.outputs[0].type.dtype is None
+
+
 def test_infer_types_overwrites_traced_shapes_and_handles_unknown_ops():
     g = Graph()
     x = g.add_input("x", F23)

@@ -56,6 +56,7 @@ from ..ops.elementwise_base import (
 MAX_LOOP_ITERATIONS = 16
 _SCALAR_DTYPE = {INT: "int64", FLOAT: "float64", BOOL: "bool"}
 _UNKNOWN = False  # an operand whose dtype or priority is unknown
+_UNKNOWN_DTYPE = object()  # a tensor attribute (type_as's other) of unknown dtype
 
 
 def infer_types(graph: Graph, input_types: Sequence[Any]) -> Graph:
@@ -253,14 +254,33 @@ def _runs_as_scalar(p: Any) -> bool:
     return not isinstance(p, np.ndarray) or (p.ndim == 0 and p.dtype in WRAPPED_CONSTANT_DTYPES)
 
 
+_DTYPE_PARAMS = ("Any", "ScalarType", "ScalarType?")  # where a tensor stands for its dtype
+
+
+def _attr_probe(p: Any, param_type: str) -> Any:
+    """A non-operand input as a dtype rule reads it: a constant as is; a tensor where a dtype
+    is expected (``type_as``'s ``other``, ``to(self, other)`` normalized onto ``dtype``) as an
+    empty array of its dtype, ``_UNKNOWN_DTYPE`` if that is not known; any other value None."""
+    if not isinstance(p, Value):
+        return p
+    t = p.type
+    if isinstance(t, TensorType) and param_type in _DTYPE_PARAMS:
+        try:
+            return np.empty(0, t.dtype) if t.dtype is not None else _UNKNOWN_DTYPE
+        except TypeError:  # bfloat16: no numpy dtype
+            return _UNKNOWN_DTYPE
+    return None
+
+
 def _infer_elementwise(node: Node, op) -> Type:
     # Overloaded ops (aten::to) map their inputs onto the one schema first, as the impl does.
     probes = normalize_args(op, [_probe(v) for v in node.inputs])
     operands = [probes[i] for i, p in enumerate(op.params) if p.is_operand and i < len(probes)]
-    attrs = {p.name: (None if isinstance(probes[i], Value) else probes[i])
+    attrs = {p.name: _attr_probe(probes[i], p.type)
              for i, p in enumerate(op.params) if not p.is_operand and i < len(probes)}
     infos = [_probe_info(p) for p in operands]
-    dtype = _out_dtype(op, infos, attrs)
+    dtype = None if any(a is _UNKNOWN_DTYPE for a in attrs.values()) else \
+        _out_dtype(op, infos, attrs)
     types = [_probe_type(p) for p in operands if p is not None]
     tensors = [t for t in types if isinstance(t, TensorType)]
     declared = node.output().type
