@@ -351,3 +351,15 @@ def test_max_of_two_tensors_is_elementwise_and_branches_are_walked():
     for flag in (False, True):
         want = xn * (float(xn.max()) if flag else 1.0)
         np.testing.assert_array_equal(tld.run(g, x, flag).compute(**THREADS), want)
+
+
+def test_an_operand_of_another_size_is_not_broadcast():
+    # type_as reads only its other's dtype: a (3,) other does not tie the (6, 4) dims
+    g = parse_graph("""graph(%x : Tensor, %y : Tensor):
+  %1 : Tensor = aten::type_as(%x, %y)
+  %2 : Tensor = aten::mul(%1, %1)
+  return (%2)""")
+    xn = np.arange(24, dtype=np.float32).reshape(6, 4)
+    y = tld.run(g, da.from_array(xn, chunks=(2, 2)), da.from_array(np.ones(3), chunks=1))
+    assert y.dtype == np.float64 and y.chunks == ((2, 2, 2), (2, 2))
+    np.testing.assert_array_equal(y.compute(**THREADS), xn.astype(np.float64) ** 2)

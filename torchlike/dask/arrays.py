@@ -11,8 +11,8 @@ Tasks: the grid is the product of the cut classes' chunks.  Each grid point is o
 ``(run_block, text_key, *blocks)``; an input's block is its chunk at the grid point (chunk 0
 along a dim of size 1); the graph's text is one key of the Dask graph.  A graph with one
 output that spans every cut class names its tasks as that output's blocks; otherwise each
-output's blocks pick their item from the tuple the task returns (from the grid points at chunk
-0 of classes the output does not span).
+output block is the task's array, or picks its item from the tuple the task returns, at the
+grid point at chunk 0 of the classes the output does not span.
 """
 from __future__ import annotations
 
@@ -114,8 +114,10 @@ def build(text: str, plan: ChunkPlan, args: Sequence[Any], name: str):
         picks = {}
         for block in itertools.product(*(range(len(ch)) for ch in out_chunks)):
             at = {c: b for c, b in zip(out.dims, block) if c is not None}
-            picks[(out_name,) + block] = (operator.getitem,
-                                          (main,) + tuple(at.get(c, 0) for c in grid), i)
+            source = (main,) + tuple(at.get(c, 0) for c in grid)
+            # a task returns a tuple for several (or packed) outputs, else the array: an alias
+            picks[(out_name,) + block] = (operator.getitem, source, i) \
+                if len(outs) > 1 or plan.packed else source
         layers = dict(graph.layers)
         layers[out_name] = picks
         dependencies = dict(graph.dependencies)

@@ -188,7 +188,8 @@ class _Analysis:
         result: List[Optional[int]] = []
         for i in range(len(shape)):
             syms = [m[len(m) - len(shape) + i] for m in maps if len(m) - len(shape) + i >= 0]
-            syms = [s for s in syms if s is not None]
+            # a dim of another size is not broadcast here (type_as reads its other's dtype)
+            syms = [s for s in syms if s is not None and self.sym.size[s] == shape[i]]
             if shape[i] == 1:
                 result.append(None)
             elif syms:
@@ -290,13 +291,15 @@ class _Analysis:
         """A matrix product ``a @ b`` (``b`` a matrix or vector, ``b.t()`` for ``linear``):
         ``a``'s leading dims keep their symbols (rows of a batch are independent), the
         contracted dims and ``b`` are whole."""
-        a, b = self.maps.get(node.inputs[a_at]), self.maps.get(node.inputs[b_at])
-        bias = self.maps.get(node.inputs[bias_at]) if bias_at is not None else None
+        ins = node.inputs
+        a, b = self.maps.get(ins[a_at]), self.maps.get(ins[b_at])
+        bias_v = ins[bias_at] if bias_at is not None and bias_at < len(ins) else None
+        bias = self.maps.get(bias_v) if bias_v is not None else None
         out = node.outputs[0]
-        if not isinstance(a, tuple) or not isinstance(b, tuple) or len(b) > 2 or \
-                not a or len(node.outputs) != 1 or (bias_at is not None and bias is None and
-                                                    isinstance(node.inputs[bias_at].type,
-                                                               TensorType)):
+        unknown_bias = bias_v is not None and isinstance(bias_v.type, TensorType) and \
+            not isinstance(bias, tuple)
+        if not isinstance(a, tuple) or not isinstance(b, tuple) or not a or len(b) > 2 or \
+                len(node.outputs) != 1 or unknown_bias:
             return self.sees_whole(node)
         why = f"{_where(node)} contracts it"
         self.whole(a, why, {len(a) - 1})
