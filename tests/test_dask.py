@@ -363,3 +363,18 @@ def test_an_operand_of_another_size_is_not_broadcast():
     y = tld.run(g, da.from_array(xn, chunks=(2, 2)), da.from_array(np.ones(3), chunks=1))
     assert y.dtype == np.float64 and y.chunks == ((2, 2, 2), (2, 2))
     np.testing.assert_array_equal(y.compute(**THREADS), xn.astype(np.float64) ** 2)
+
+
+def test_a_graph_writing_into_its_input_leaves_the_dask_input_unchanged():
+    g = parse_graph("""graph(%x : Tensor):
+  %1 : float = prim::Constant[value=2.]()
+  %2 : Tensor = aten::mul_(%x, %1)
+  %3 : Tensor = aten::exp(%2)
+  return (%3)""")
+    xn = np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)
+    before = xn.copy()
+    x = da.from_array(xn, chunks=(1, 2))  # chunks are views of xn
+    p = tld.plan(g, x)
+    assert p.writes and not any(c.whole for c in p.classes)
+    np.testing.assert_allclose(tld.run(g, x).compute(**THREADS), np.exp(2 * before), rtol=1e-6)
+    np.testing.assert_array_equal(xn, before)

@@ -537,6 +537,24 @@ def test_infer_types_reads_the_dtype_of_a_tensor_target(kind):
     assert g.outputs[0].type.dtype is None
 
 
+@pytest.mark.parametrize("call,shape", [("aten::norm(%x, %p, %d, %k)", (3, 1)),
+                                        ("aten::norm(%x, %p)", ()),
+                                        ("aten::linalg_vector_norm(%x, %p, %d, %k, %n)", (3, 1))])
+def test_infer_types_of_vector_norms(call, shape):
+    g = parse_graph(f"""graph(%x : Tensor):
+  %p : float = prim::Constant[value=2.]()
+  %d : int[] = prim::Constant[value=[-1]]()
+  %k : bool = prim::Constant[value=1]()
+  %n : NoneType = prim::Constant()
+  %1 : Tensor = {call}
+  return (%1)""")
+    x = np.ones((3, 4), np.float32)
+    infer_types(g, [TensorType("float32", (3, 4))])
+    out = run(g, x)
+    assert (g.outputs[0].type.dtype, g.outputs[0].type.shape) == (str(out.dtype), out.shape)
+    assert out.shape == shape
+
+
 def test_infer_types_overwrites_traced_shapes_and_handles_unknown_ops():
     g = Graph()
     x = g.add_input("x", F23)

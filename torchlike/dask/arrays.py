@@ -23,7 +23,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .axes import ChunkPlan
-from .tasks import run_block
+from .tasks import run_block, run_block_on_copies
 
 __all__ = ["is_dask_array", "build"]
 
@@ -101,7 +101,8 @@ def build(text: str, plan: ChunkPlan, args: Sequence[Any], name: str):
         task_args = [(a.name,) + tuple(at.get(c, 0) for c in dims) if dims is not None else a
                      for a, dims in inputs]
         key = (main,) + (tuple(at.get(c, 0) for c in outs[0].dims) if direct else point)
-        dsk[key] = (run_block, text_key) + tuple(task_args)
+        dsk[key] = (run_block_on_copies if plan.writes else run_block, text_key) + \
+            tuple(task_args)
     graph = HighLevelGraph.from_collections(main, dsk, dependencies=deps)
     if direct:
         out = outs[0]

@@ -81,13 +81,16 @@ class OutputPlan:
 class ChunkPlan:
     """``inputs``: per graph input, per dim its class index (None: size 1), or None for an
     input that is not a tensor; ``notes``: what made classes whole beyond row reductions;
-    ``packed``: the graph returns its outputs as one tuple (a task's result is that tuple)."""
+    ``packed``: the graph returns its outputs as one tuple (a task's result is that tuple);
+    ``writes``: it writes into a tensor in place (its tasks run on copies of their blocks:
+    Dask arrays never change, so such a write into an input is not seen outside)."""
 
     classes: Tuple[AxisClass, ...]
     inputs: Tuple[Optional[Tuple[Optional[int], ...]], ...]
     outputs: Tuple[OutputPlan, ...]
     notes: Tuple[str, ...] = ()
     packed: bool = False  # the graph returns one tuple of the outputs
+    writes: bool = False  # the graph writes into a tensor in place (tasks copy their blocks)
 
     def chunked(self) -> Tuple[int, ...]:
         """The classes an input may cut (not whole, held by some input), in order."""
@@ -283,7 +286,7 @@ class _Analysis:
         for v in node.outputs:
             if isinstance(v.type, TensorType):
                 self.maps[v] = m = self.joined(maps, v, node)
-                if node.kind.endswith("_") and maps:  # in place: the output is input 0
+                if _in_place(node.kind) and maps:  # the output is input 0
                     self.unify(self.maps.get(node.inputs[0], m), m, node)
 
     def product(self, node: Node, a_at: int, b_at: int, bias_at: Optional[int],
@@ -411,15 +414,18 @@ def _holds_tensors(t) -> bool:
     return isinstance(t, TupleType) and any(isinstance(e, TensorType) for e in t.elems)
 
 
+def _in_place(kind: str) -> bool:
+    """``aten::mul_``, not ``aten::__and__``."""
+    return kind.endswith("_") and not kind.endswith("__")
+
+
 def _elementwise(node: Node) -> bool:
-    op = registry.lookup(node.kind)
-    if op is None and node.kind.endswith("_") and not node.kind.endswith("__"):
-        op = registry.lookup(node.kind[:-1])  # aten::mul_: aten::mul in place
-    if op is None:
-        return False
-    if op.is_elementwise:
-        return True
-    return op.elementwise_overload is not None and op.elementwise_overload(node) is not None
+    ops = [registry.lookup(node.kind)]
+    if _in_place(node.kind):  # aten::mul_: aten::mul in place (its own entry is not marked)
+        ops.append(registry.lookup(node.kind[:-1]))
+    return any(op is not None and (op.is_elementwise or (
+        op.elementwise_overload is not None and op.elementwise_overload(node) is not None))
+        for op in ops)
 
 
 def _norm(trailing_from: Optional[int], channels: bool, whole_rest: bool):
@@ -517,4 +523,6 @@ def plan_chunks(graph: Graph, input_types: Sequence[Any]) -> ChunkPlan:
                    else None for v in g.inputs)
     outs = tuple(OutputPlan(shape, dtype, tuple(cls(s) for s in m))
                  for shape, dtype, m in outputs)
-    return ChunkPlan(tuple(classes), inputs, outs, tuple(dict.fromkeys(an.notes)), packed)
+    writes = any(_in_place(n.kind) for n in g.all_nodes())
+    return ChunkPlan(tuple(classes), inputs, outs, tuple(dict.fromkeys(an.notes)), packed,
+                     writes)

@@ -21,7 +21,7 @@ from ..fuser.stats import stats
 from ..ir.parser import parse_graph
 from ..jit.script_function import ScriptFunction
 
-__all__ = ["run_block", "graph_id"]
+__all__ = ["run_block", "run_block_on_copies", "graph_id"]
 
 logger = logging.getLogger("torchlike")
 _FUNCTIONS: Dict[str, ScriptFunction] = {}
@@ -76,3 +76,11 @@ def _describe(block: Any) -> str:
     if hasattr(block, "shape") and hasattr(block, "dtype"):
         return f"{block.dtype}[{', '.join(map(str, block.shape))}]"
     return type(block).__name__
+
+
+def run_block_on_copies(text: str, *blocks: Any) -> Any:
+    """``run_block`` for a graph that writes into tensors in place: its array blocks are
+    copied first, since a block may be a view of a Dask input (numpy data ``from_array``
+    wraps, a persisted chunk other tasks read) and Dask arrays never change."""
+    return run_block(text, *[b.copy() if hasattr(b, "shape") and hasattr(b, "copy") else b
+                             for b in blocks])

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ir.types import SCALAR_TYPE_ENUM
 from .dtypes import Priority, result_type
 from .functions import register_function
+from .reductions import _infer_reduced_shape
 from .registry import OpDef, defop, parse_schema, register
 from .tensor_common import (
+    UNKNOWN,
+    arg,
     array_module_of,
     broadcast_shapes,
     compute_dtype,
@@ -108,8 +112,28 @@ def _vector_norm(xp, x, ord=2, dim=None, keepdim=False, dtype=None):
     return xp.asarray(r).astype(out, copy=False)
 
 
+def _infer_norm(dim_at: int):
+    """Types of a vector norm whose ``dim`` is input ``dim_at`` (keepdim and dtype after it):
+    the reduced shape, a float input's dtype (or ``dtype=``); unknown for other overloads."""
+    def infer(node, types):
+        t = tensor_in(types)
+        if len(node.inputs) <= dim_at:  # norm(x) / norm(x, p): every element
+            dim, keepdim, dtype = None, False, None
+        else:
+            dim, keepdim = arg(node, dim_at), arg(node, dim_at + 1, False)
+            dtype = arg(node, dim_at + 2, None)
+        if dtype is UNKNOWN or isinstance(arg(node, 1, None), str):  # "fro" / "nuc"
+            return None
+        out = SCALAR_TYPE_ENUM.get(dtype) if isinstance(dtype, int) else t.dtype
+        if out is not None and np.dtype(out).kind != "f":
+            return None
+        return [like(t, dtype=out, shape=_infer_reduced_shape(t, dim, keepdim))]
+    return infer
+
+
 defop("aten::linalg_vector_norm", "Tensor self, Scalar ord=2, int[1]? dim=None, "
-      "bool keepdim=False, ScalarType? dtype=None", _vector_norm, category="reduction")
+      "bool keepdim=False, ScalarType? dtype=None", _vector_norm, category="reduction",
+      infer=_infer_norm(2))
 
 
 def _dist(xp, a, b, p=2):
@@ -149,6 +173,7 @@ def _norm(xp, x, *args):
 # torch.norm / Tensor.norm's Python signature, for keyword calls (x.norm(dim=-1)); the graph
 # gets all four, which ``_norm`` reads as the (p, dim, keepdim, dtype) overload
 register(OpDef("aten::norm", (), _norm, category="reduction", python_name="norm",
+               infer=_infer_norm(2),
                python_params=parse_schema("Tensor self, Scalar? p=\"fro\", int[1]? dim=None, "
                                           "bool keepdim=False, ScalarType? dtype=None")))
 
