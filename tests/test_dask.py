@@ -378,3 +378,18 @@ def test_a_graph_writing_into_its_input_leaves_the_dask_input_unchanged():
     assert p.writes and not any(c.whole for c in p.classes)
     np.testing.assert_allclose(tld.run(g, x).compute(**THREADS), np.exp(2 * before), rtol=1e-6)
     np.testing.assert_array_equal(xn, before)
+
+
+def test_readme_dask_example_runs_as_written(tmp_path):
+    """README's "Scale out with Dask" block, run as pasted in a fresh process."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    code = readme.split("\n## Scale out with Dask\n")[1].split("```python\n")[1].split("```")[0]
+    (tmp_path / "ex.py").write_text(code)
+    done = subprocess.run([sys.executable, "ex.py"], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("aten::softmax") and "reduces it" in done.stdout
