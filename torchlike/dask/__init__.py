@@ -1,6 +1,6 @@
 """``torchlike.dask``: a fused graph over Dask arrays, one task per chunk.
 
-    import dask.array as da, torchlike as tl
+    import numpy as np, dask.array as da, torchlike as tl
     from torchlike import jit
     import torchlike.dask as tld
 
@@ -101,7 +101,9 @@ def run(fn: Any, *args: Any):
     """``fn`` (a ``ScriptFunction``, ``Graph`` or graph text) on ``args`` as a lazy Dask array,
     or a tuple of them for several outputs: one task per chunk, each running the fused graph.
 
-        >>> y = torchlike.dask.run(jit.script(lambda x: tl.tanh(x) * 2.0), x)   # x: Dask
+        >>> def f(x):
+        ...     return tl.tanh(x) * 2.0
+        >>> y = torchlike.dask.run(jit.script(f), x)   # x: a float32 Dask array
         >>> y.chunks == x.chunks, y.dtype
         (True, dtype('float32'))
     """
