@@ -160,3 +160,15 @@ def test_sdpa_causal_matches_the_formula():
                                rtol=1e-5, atol=1e-6)
     with pytest.raises(ExecutionError, match="dropout_p"):
         tl.scaled_dot_product_attention(q, k, v, None, 0.1)
+
+
+def test_gather_reads_the_index_extent_and_refuses_negative_indices():
+    """PyTorch's gather (answers and messages printed by torch 2.13): the index may be shorter
+    than the input in the other dims; a negative index is out of bounds."""
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    np.testing.assert_array_equal(tl.gather(x, 1, np.array([[0, 1, 3], [2, 0, 1]])),
+                                  [[0, 1, 3], [6, 4, 5]])
+    with pytest.raises(ExecutionError, match="index -1 is out of bounds for dimension 1"):
+        tl.gather(x, 1, np.array([[0, -1]]))
+    with pytest.raises(ExecutionError, match="Size does not match at dimension 0"):
+        tl.gather(x, 1, np.zeros((4, 1), np.int64))
