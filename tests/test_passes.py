@@ -555,6 +555,57 @@ def test_infer_types_of_vector_norms(call, shape):
     assert out.shape == shape
 
 
+@pytest.mark.parametrize("call,shapes", [
+    ("aten::addmm(%a, %b, %c, %one, %one)", [(5,), (3, 4), (4, 5)]),
+    ("aten::mv(%a, %b)", [(3, 4), (4,)]),
+    ("aten::narrow(%a, %one, %one, %one)", [(3, 4), (1,)]),
+])
+def test_infer_types_of_products_and_narrow(call, shapes):
+    names = ["a", "b", "c"][:len(shapes)]
+    g = parse_graph(f"""graph({', '.join(f'%{n} : Tensor' for n in names)}):
+  %one : int = prim::Constant[value=1]()
+  %1 : Tensor = {call}
+  return (%1)""")
+    args = [np.arange(np.prod(s), dtype=np.float32).reshape(s) for s in shapes]
+    infer_types(g, [TensorType("float32", s) for s in shapes])
+    out = run(g, *args)
+    assert (g.outputs[0].type.dtype, g.outputs[0].type.shape) == (str(out.dtype), out.shape)
+
+
+@pytest.mark.parametrize("call", [
+    "aten::tensor(%data, %none, %none, %false)",
+    "aten::zeros(%size, %none, %none, %none, %none, %none)",
+    "aten::argsort(%x, %one, %false)",
+    "aten::pad(%x, %pad, %mode, %none)",
+    "aten::repeat(%x, %reps)",
+    "aten::linspace(%one, %one, %three, %none, %none, %none, %none)",
+    "aten::index_select(%x, %one, %idx)",
+    "aten::gather(%x, %one, %idx2, %false)",
+    "aten::scatter(%x, %one, %idx2, %x)",
+])
+def test_infer_types_shapes_from_constant_arguments(call):
+    """Shapes that constant arguments state (sizes, data, pads, repeats, steps): as run."""
+    g = parse_graph(f"""graph(%x : Tensor):
+  %none : NoneType = prim::Constant()
+  %false : bool = prim::Constant[value=0]()
+  %one : int = prim::Constant[value=1]()
+  %three : int = prim::Constant[value=3]()
+  %data : int[][] = prim::Constant[value=[[1, 2, 3], [4, 5, 6]]]()
+  %size : int[] = prim::Constant[value=[2, 0, 3]]()
+  %pad : int[] = prim::Constant[value=[1, 2, 0, 3]]()
+  %mode : str = prim::Constant[value="constant"]()
+  %reps : int[] = prim::Constant[value=[2, 1, 3]]()
+  %idx : Tensor = aten::tensor(%size, %none, %none, %false)
+  %small : int[][] = prim::Constant[value=[[0, 1, 3], [2, 0, 1]]]()
+  %idx2 : Tensor = aten::tensor(%small, %none, %none, %false)
+  %1 : Tensor = {call}
+  return (%1)""")
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    infer_types(g, [TensorType("float32", (3, 4))])
+    out = run(g, x)
+    assert g.outputs[0].type.shape == out.shape
+
+
 def test_infer_types_overwrites_traced_shapes_and_handles_unknown_ops():
     g = Graph()
     x = g.add_input("x", F23)

@@ -16,7 +16,11 @@ import numpy as np
 
 from ..ir.types import TensorType
 from .registry import OpDef, defop, register
-from .tensor_common import dtype_arg
+from .tensor_common import UNKNOWN, arg, dtype_arg
+
+# factories whose input 0 is the output's size
+_SIZED = frozenset({"aten::ones", "aten::zeros", "aten::empty", "aten::full", "aten::rand",
+                    "aten::randn"})
 
 _OPTS = "ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None"
 _RNG = np.random.default_rng()
@@ -95,8 +99,20 @@ def _random(kind):
 
 
 def _infer_factory(node, types):
+    """The declared type, with the shape a constant ``size`` list (``zeros([2, 3])``) or constant
+    ``data`` (``tensor([1, 0])``) states; other arguments leave it as declared."""
     t = node.outputs[0].type
-    return [t if isinstance(t, TensorType) else TensorType()]
+    t = t if isinstance(t, TensorType) else TensorType()
+    first = arg(node, 0, None)
+    if node.kind == "aten::tensor" and first is not UNKNOWN and first is not None:
+        try:
+            return [t.with_(shape=np.shape(first))]
+        except ValueError:  # ragged data: PyTorch refuses it at run time
+            return [t]
+    if node.kind in _SIZED and isinstance(first, list) and \
+            all(isinstance(d, int) and d >= 0 for d in first):
+        return [t.with_(shape=tuple(first))]
+    return [t]
 
 
 for _name, _fill in (("ones", lambda xp, s, dt: xp.ones(s, dt)),

@@ -297,10 +297,17 @@ def _sdpa(xp, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=Non
     return xp.asarray(xp.matmul(p, vc)).astype(q.dtype, copy=False)
 
 
+def _infer_addmm(node, types):
+    """bias + a @ b: the product's shape (the bias broadcasts to it), one common dtype."""
+    (prod,) = _infer_matmul(node, types[1:3])
+    bias = tensor_in(types, 0)
+    return [prod if bias.dtype == prod.dtype else like(prod, dtype=None)]
+
+
 defop("aten::addmm", "Tensor self, Tensor mat1, Tensor mat2, Scalar beta=1, Scalar alpha=1",
-      _addmm("addmm", 2))
+      _addmm("addmm", 2), infer=_infer_addmm)
 defop("aten::baddbmm", "Tensor self, Tensor batch1, Tensor batch2, Scalar beta=1, "
-      "Scalar alpha=1", _addmm("baddbmm", 3))
+      "Scalar alpha=1", _addmm("baddbmm", 3), infer=_infer_addmm)
 defop("aten::einsum", "str equation, Tensor[] tensors, int[]? path=None", _einsum)
 defop("aten::scaled_dot_product_attention", "Tensor query, Tensor key, Tensor value, "
       "Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, float? scale=None, "

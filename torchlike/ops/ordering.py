@@ -114,7 +114,7 @@ defop("aten::topk", "Tensor self, int k, int dim=-1, bool largest=True, bool sor
 defop("aten::sort", "Tensor self, int dim=-1, bool descending=False", _sort, num_outputs=2,
       infer=_infer_pair)
 defop("aten::argsort", "Tensor self, int dim=-1, bool descending=False", _argsort,
-      infer=lambda node, types: [TensorType("int64")])
+      infer=lambda node, types: [TensorType("int64", tensor_in(types).shape)])
 
 
 def _flip(xp, x, dims):

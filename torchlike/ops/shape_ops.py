@@ -574,8 +574,19 @@ def _pad(xp, x, pad, mode="constant", value=None):
 defop("aten::broadcast_tensors", "Tensor[] tensors", _broadcast_tensors,
       infer=_infer_broadcast_tensors, category="shape")
 def _infer_padded(node, types):
+    """A constant ``pad`` list (pairs from the last dim back) grows those dims; else the rank."""
     t = tensor_in(types)
-    return [like(t, shape=None if t.shape is None else (None,) * len(t.shape))]
+    if t.shape is None:
+        return [like(t, shape=None)]
+    pad = arg(node, 1)
+    if not isinstance(pad, list) or len(pad) % 2 or len(pad) // 2 > len(t.shape) or \
+            not all(isinstance(p, int) for p in pad):
+        return [like(t, shape=(None,) * len(t.shape))]
+    shape = list(t.shape)
+    for k in range(len(pad) // 2):
+        d = len(shape) - 1 - k
+        shape[d] = None if shape[d] is None else shape[d] + pad[2 * k] + pad[2 * k + 1]
+    return [like(t, shape=tuple(shape))]
 
 
 defop("aten::constant_pad_nd", "Tensor self, int[] pad, Scalar value=0", _constant_pad,

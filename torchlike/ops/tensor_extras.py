@@ -109,8 +109,14 @@ defop("aten::empty_like", f"Tensor self, {_OPTS}, MemoryFormat? memory_format=No
       infer=lambda node, types: [like(tensor_in(types), dtype_arg(arg(node, 1)) or
                                       tensor_in(types).dtype)], foldable=False)
 defop("aten::eye", "int n", _eye, infer=_factory_type, foldable=False)
+def _infer_linspace(node, types):
+    (t,) = _factory_type(node, types)
+    steps = arg(node, 2)
+    return [t.with_(shape=(steps,)) if isinstance(steps, int) and steps >= 0 else t]
+
+
 defop("aten::linspace", f"Scalar start, Scalar end, int steps, {_OPTS}", _linspace,
-      infer=_factory_type, foldable=False)
+      infer=_infer_linspace, foldable=False)
 
 # -- views ---------------------------------------------------------------------------------------
 
@@ -139,7 +145,16 @@ def _broadcast_to(xp, x, size):
     return xp.broadcast_to(x, shape)
 
 
-defop("aten::narrow", "Tensor self, int dim, int start, int length", _narrow, category="shape")
+def _infer_narrow(node, types):
+    t, d, n = tensor_in(types), arg(node, 1), arg(node, 3)
+    if t.shape is None or not isinstance(d, int) or not isinstance(n, int) or \
+            not -t.rank <= d < t.rank:
+        return [like(t, shape=None)]
+    return [like(t, shape=tuple(n if i == d % t.rank else s for i, s in enumerate(t.shape)))]
+
+
+defop("aten::narrow", "Tensor self, int dim, int start, int length", _narrow, category="shape",
+      infer=_infer_narrow)
 defop("aten::movedim", "Tensor self, int[1] source, int[1] destination", _movedim,
       category="shape", aliases=("moveaxis",))
 defop("aten::moveaxis", "Tensor self, int[1] source, int[1] destination", _movedim,
@@ -247,7 +262,12 @@ def _trace(xp, x):
 
 defop("aten::dot", "Tensor self, Tensor tensor", _dot,
       infer=lambda node, types: [like(tensor_in(types), shape=())])
-defop("aten::mv", "Tensor self, Tensor vec", _mv)
+def _infer_mv(node, types):
+    m = tensor_in(types)
+    return [like(m, shape=None if m.shape is None else m.shape[:1])]  # (M, K) @ (K,): (M,)
+
+
+defop("aten::mv", "Tensor self, Tensor vec", _mv, infer=_infer_mv)
 defop("aten::outer", "Tensor self, Tensor vec2", _outer, aliases=("ger",))
 defop("aten::ger", "Tensor self, Tensor vec2", _outer, python_name=None)
 defop("aten::trace", "Tensor self", _trace)
