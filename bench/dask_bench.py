@@ -132,8 +132,6 @@ def build(w: Workload, mode: str, xs: list, salt: str = "") -> list:
 
 
 def run(sizes: List[int], chunk_logs: List[int], repeats: int, wanted: set) -> dict:
-    from distributed import Client, LocalCluster, wait
-
     from .cpu import copy_bandwidth
 
     floor = copy_bandwidth(256 * 2 ** 20)
@@ -143,17 +141,12 @@ def run(sizes: List[int], chunk_logs: List[int], repeats: int, wanted: set) -> d
               "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ[k] = "1"
     os.environ.setdefault("TORCHLIKE_CACHE_DIR", tempfile.mkdtemp(prefix="tl-dask-bench-"))
-
-    def cluster():
-        return LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                            dashboard_address=None)
-
     for w in WORKLOADS:
         if wanted and not any(f in w.name for f in wanted):
             continue
         for n in sizes:
             for cl in chunk_logs:
-                records.extend(_one(cluster, Client, w, n, cl, repeats, floor["gbps"], wait))
+                records.extend(_one(w, n, cl, repeats, floor["gbps"]))
     return {"schema": "torchlike.bench.dask/1", "copy_floor": floor, "records": records,
             "machine": {"cpu_count": os.cpu_count(), "platform": platform.platform(),
                         "python": sys.version.split()[0]},
@@ -197,15 +190,18 @@ class _RssSampler:
         self._thread.join()
 
 
-def _one(cluster, Client, w: Workload, n: int, cl: int, repeats: int, gbps: float,
-         wait) -> List[dict]:
+def _one(w: Workload, n: int, cl: int, repeats: int, gbps: float) -> List[dict]:
+    """The three modes of one workload, size and chunk size, each on fresh workers."""
+    from distributed import Client, LocalCluster
+
     shape, chunks = (2 ** n // ROW, ROW), (2 ** cl // ROW, ROW)
     nbytes = 4 * 2 ** n * (w.inputs + w.outputs)
     reference = None
     out = []
     for mode in MODES:
-        with cluster() as lc, Client(lc) as client:
-            out.append(_mode(client, w, mode, n, cl, shape, chunks, repeats, wait))
+        with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                          dashboard_address=None) as lc, Client(lc) as client:
+            out.append(_mode(client, w, mode, n, cl, shape, chunks, repeats))
         r = out[-1]
         if reference is None:
             reference = r.pop("first")
@@ -218,10 +214,10 @@ def _one(cluster, Client, w: Workload, n: int, cl: int, repeats: int, gbps: floa
     return out
 
 
-def _mode(client, w: Workload, mode: str, n: int, cl: int, shape, chunks, repeats: int,
-          wait) -> dict:
+def _mode(client, w: Workload, mode: str, n: int, cl: int, shape, chunks, repeats: int) -> dict:
     """One mode on a fresh cluster: inputs persisted, a warm-up run, ``repeats`` timed runs."""
     import dask.array as da
+    from distributed import wait
 
     rng = da.random.default_rng(n * 100 + cl)
     xs = [rng.standard_normal(shape, chunks=chunks, dtype=np.float32) for _ in range(w.inputs)]

@@ -19,6 +19,7 @@ from tests.autodiff_check import (
 )
 from tests.autodiff_check import make as _make
 from tests.corpus_utils import graph_text, input_sets
+from tests.readme_blocks import run_readme_block
 from torchlike import jit
 from torchlike.ir import parse_graph
 
@@ -753,14 +754,6 @@ def test_loops_in_branches_and_loops(flag):
 
 def test_readme_derivatives_example_runs_as_written(tmp_path):
     """README's "Derivatives" block, run as pasted in a fresh process."""
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    readme = (Path(__file__).parent.parent / "README.md").read_text()
-    code = readme.split("## Derivatives")[1].split("```python\n")[1].split("```")[0]
-    (tmp_path / "deriv.py").write_text(code + "\nassert gw.shape == (4,) and gx.shape == (3, 4)\n")
-    done = subprocess.run([sys.executable, "deriv.py"], capture_output=True, text=True,
-                          cwd=tmp_path, timeout=600)
-    assert done.returncode == 0, done.stderr
-    assert "aten::sum" in done.stdout
+    out = run_readme_block("Derivatives", tmp_path,
+                           "\nassert gw.shape == (4,) and gx.shape == (3, 4)\n")
+    assert "aten::sum" in out

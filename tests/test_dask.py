@@ -22,6 +22,7 @@ from corpus_utils import (  # noqa: E402
     input_sets,
 )
 from differential import fuser_settings, use_emulator_as_cuda  # noqa: E402
+from readme_blocks import run_readme_block  # noqa: E402
 
 import torchlike as tl  # noqa: E402
 import torchlike.dask as tld  # noqa: E402
@@ -382,14 +383,5 @@ def test_a_graph_writing_into_its_input_leaves_the_dask_input_unchanged():
 
 def test_readme_dask_example_runs_as_written(tmp_path):
     """README's "Scale out with Dask" block, run as pasted in a fresh process."""
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    readme = (Path(__file__).parent.parent / "README.md").read_text()
-    code = readme.split("\n## Scale out with Dask\n")[1].split("```python\n")[1].split("```")[0]
-    (tmp_path / "ex.py").write_text(code)
-    done = subprocess.run([sys.executable, "ex.py"], capture_output=True, text=True,
-                          cwd=tmp_path, timeout=600)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("aten::softmax") and "reduces it" in done.stdout
+    out = run_readme_block("Scale out with Dask", tmp_path)
+    assert out.startswith("aten::softmax") and "reduces it" in out

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from readme_blocks import run_readme_block
 
 import torchlike as tl
 from torchlike import jit, nn
@@ -510,16 +511,9 @@ def test_torch_state_dict_gives_torch_outputs_compiled():
 
 def test_readme_module_tutorial_runs_as_written(tmp_path):
     """README's "Modules" example, run as pasted (in a fresh process, in a scratch directory)."""
-    readme = (Path(__file__).parent.parent / "README.md").read_text()
-    section = readme.split("## Modules: the TorchScript tutorial")[1].split("\n## ")[0]
-    code = section.split("```python\n")[1].split("```")[0]
-    script = tmp_path / "tutorial.py"
-    script.write_text(code)
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                          cwd=tmp_path, timeout=600)
-    assert done.returncode == 0, done.stderr
-    assert 'prim::CallMethod[name="forward"]' in done.stdout
-    assert "prim::FusionGroup" in done.stdout and "prim::Loop" in done.stdout
+    out = run_readme_block("Modules: the TorchScript tutorial", tmp_path)
+    assert 'prim::CallMethod[name="forward"]' in out
+    assert "prim::FusionGroup" in out and "prim::Loop" in out
     assert (tmp_path / "wrapped_rnn.tlk").exists()
 
 

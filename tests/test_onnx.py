@@ -17,6 +17,7 @@ from corpus_utils import CASES, graph_files, graph_text, input_sets  # noqa: E40
 from onnx import TensorProto as TP  # noqa: E402
 from onnx import helper as oh  # noqa: E402
 from onnx import numpy_helper  # noqa: E402
+from readme_blocks import run_readme_block  # noqa: E402
 
 import torchlike as tl  # noqa: E402
 from torchlike import jit, nn  # noqa: E402
@@ -518,15 +519,6 @@ def test_imported_model_runs_fused_kernels():
 
 def test_readme_onnx_example_runs_as_written(tmp_path):
     """README's "ONNX" block, run as pasted in a fresh process."""
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    readme = (Path(__file__).parent.parent / "README.md").read_text()
-    code = readme.split("\n## ONNX\n")[1].split("```python\n")[1].split("```")[0]
-    (tmp_path / "ex.py").write_text(code)
-    done = subprocess.run([sys.executable, "ex.py"], capture_output=True, text=True,
-                          cwd=tmp_path, timeout=600)
-    assert done.returncode == 0, done.stderr
-    assert float(done.stdout.split("\n")[0]) < 1e-5
-    assert "prim::FusionGroup" in done.stdout
+    out = run_readme_block("ONNX\n", tmp_path)
+    assert float(out.split("\n")[0]) < 1e-5
+    assert "prim::FusionGroup" in out

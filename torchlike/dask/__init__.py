@@ -38,6 +38,7 @@ from ..ir.parser import parse_graph
 from ..ir.types import TensorType, type_of_python_value
 from ..jit.arguments import check_arguments
 from ..jit.script_function import COLLECTION_RUNNERS, ScriptFunction
+from ..passes.shape_inference import contiguous_strides
 from .arrays import build, is_dask_array
 from .axes import (
     AxisClass,
@@ -70,13 +71,9 @@ def _input_type(a: Any):
         if any(d != d for d in a.shape):  # a Dask array of unknown chunk sizes: NaN dims
             raise ValueError("torchlike.dask.run: an input has unknown chunk sizes "
                              "(compute_chunk_sizes() first)")
-        strides, step = [], 1
-        for d in reversed(shape):
-            strides.insert(0, step)
-            step *= max(d, 1)
         meta = getattr(a, "_meta", a)
         device = "cpu" if type(meta).__module__.startswith("numpy") else "cuda:0"
-        return TensorType(str(a.dtype), shape, tuple(strides), device, False)
+        return TensorType(str(a.dtype), shape, contiguous_strides(shape), device, False)
     return type_of_python_value(a)
 
 

@@ -143,15 +143,10 @@ class _Symbols:
         self.why[r] = self.why[r] or why
 
 
-def _where(node: Node) -> str:
-    out = ", ".join(f"%{v.name}" for v in node.outputs)
-    return f"{node.kind} ({out})" + (f" at {node.source}" if node.source else "")
-
-
 def _shape(v: Value, node: Optional[Node]) -> Tuple[int, ...]:
     t = v.type
     if not isinstance(t, TensorType) or t.shape is None or any(d is None for d in t.shape):
-        at = _where(node) if node is not None else "the graph"
+        at = node.describe() if node is not None else "the graph"
         raise DaskPlanError(f"torchlike.dask: the shape of %{v.name} from {at} is not known "
                             f"from the inputs' shapes, so its chunks cannot be planned")
     return tuple(int(d) for d in t.shape)
@@ -201,28 +196,28 @@ class _Analysis:
                     root = self.sym.union(root, s)
                 result.append(root)
             else:  # a dim no operand gives (a broadcast to a new size): computed whole
-                result.append(self.sym.new(shape[i], f"{_where(node)} makes it"))
+                result.append(self.sym.new(shape[i], f"{node.describe()} makes it"))
         return tuple(result)
 
     def unify(self, a: DimMap, b: DimMap, node: Node) -> None:
         if len(a) != len(b):
-            raise DaskPlanError(f"torchlike.dask: {_where(node)} carries tensors of rank "
+            raise DaskPlanError(f"torchlike.dask: {node.describe()} carries tensors of rank "
                                 f"{len(a)} and {len(b)} in one place")
         for x, y in zip(a, b):
             if x is not None and y is not None:
                 self.sym.union(x, y)
             elif x is not None or y is not None:  # size 1 on one path only: keep it whole
                 self.sym.make_whole(x if x is not None else y,
-                                    f"{_where(node)} (size 1 on one path)")
+                                    f"{node.describe()} (size 1 on one path)")
 
     def sees_whole(self, node: Node) -> None:
         """The fallback: the node sees whole tensors; its outputs are new whole symbols."""
-        why = f"{_where(node)} needs whole tensors"
+        why = f"{node.describe()} needs whole tensors"
         for m in self.tensor_maps(node.inputs):
             self.whole(m, why)
         for v in node.outputs:
             self.define(v, node, why)
-        self.notes.append(f"{_where(node)} is not elementwise or a row reduction: the dims "
+        self.notes.append(f"{node.describe()} is not elementwise or a row reduction: the dims "
                           f"of its tensors run whole")
 
     def define(self, v: Value, node: Node, why: Optional[str]) -> None:
@@ -251,7 +246,7 @@ class _Analysis:
             return  # scalar work
         if kind == "prim::Constant":
             for v in node.outputs:
-                self.define(v, node, f"a tensor constant {_where(node)}")
+                self.define(v, node, f"a tensor constant {node.describe()}")
         elif kind in ("prim::ListConstruct", "prim::TupleConstruct"):
             self.maps[node.output()] = self.tensor_maps(node.inputs)
         elif kind in ("prim::ListUnpack", "prim::TupleUnpack"):
@@ -268,8 +263,8 @@ class _Analysis:
             pass
         elif kind in _SIZE_QUERIES:
             self.size_query(node)
-        elif kind in ROW_REDUCTIONS and isinstance(parse_reduction(node), Reduction):
-            self.reduction(node)
+        elif kind in ROW_REDUCTIONS and isinstance(red := parse_reduction(node), Reduction):
+            self.reduction(node, red)
         elif kind in _SPLITS:
             self.split(node)
         elif kind in _NORMS:
@@ -304,7 +299,7 @@ class _Analysis:
         if not isinstance(a, tuple) or not isinstance(b, tuple) or not a or len(b) > 2 or \
                 len(node.outputs) != 1 or unknown_bias:
             return self.sees_whole(node)
-        why = f"{_where(node)} contracts it"
+        why = f"{node.describe()} contracts it"
         self.whole(a, why, {len(a) - 1})
         self.whole(b, why)
         if len(b) == 2:
@@ -321,7 +316,7 @@ class _Analysis:
         if not isinstance(m, tuple):
             return
         d = arg(node, 1, None)
-        why = f"{_where(node)} reads its size"
+        why = f"{node.describe()} reads its size"
         if isinstance(d, int) and -len(m) <= d < len(m):
             self.whole(m, why, {d % len(m)})
         else:
@@ -329,14 +324,13 @@ class _Analysis:
         for v in node.outputs:
             self.define(v, node, why)
 
-    def reduction(self, node: Node) -> None:
+    def reduction(self, node: Node, red: Reduction) -> None:
         m = self.maps.get(node.inputs[0])
-        red = parse_reduction(node)
         if not isinstance(m, tuple):
             return self.sees_whole(node)
         n = len(m)
         dims = set(range(n)) if red.all_dims else {d % n for d in red.dims} if n else set()
-        self.whole(m, f"{_where(node)} reduces it", dims)
+        self.whole(m, f"{node.describe()} reduces it", dims)
         for v in node.outputs:
             if not isinstance(v.type, TensorType):
                 continue
@@ -356,7 +350,7 @@ class _Analysis:
         if not isinstance(m, tuple) or not isinstance(d, int) or not -len(m) <= d < len(m):
             return self.sees_whole(node)
         d %= len(m)
-        why = f"{_where(node)} splits it"
+        why = f"{node.describe()} splits it"
         self.whole(m, why, {d})
         pieces = _Pieces(m, d, why)
         if node.kind == "prim::ConstantChunk":  # one output a piece
@@ -381,7 +375,7 @@ class _Analysis:
                 for m in maps[1:]:
                     self.unify(maps[0], m, node)
             elif any(m is not None for m in maps):
-                self.define(v, node, f"{_where(node)} returns it")
+                self.define(v, node, f"{node.describe()} returns it")
 
     def loop(self, node: Node) -> None:
         body = node.blocks[0]
@@ -396,7 +390,7 @@ class _Analysis:
                 self.unify(a, b, node)
                 self.maps[out] = a
             elif a is not None or b is not None:
-                self.define(out, node, f"{_where(node)} carries it")
+                self.define(out, node, f"{node.describe()} carries it")
 
 
 @dataclass(frozen=True)
@@ -439,7 +433,7 @@ def _norm(trailing_from: Optional[int], channels: bool, whole_rest: bool):
         m = an.maps.get(node.inputs[0])
         if not isinstance(m, tuple) or len(node.outputs) != 1:
             return an.sees_whole(node)
-        why = f"{_where(node)} normalizes over it"
+        why = f"{node.describe()} normalizes over it"
         params = [an.maps.get(v) for v in node.inputs[1:]]
         params = [p for p in params if isinstance(p, tuple)]
         if trailing_from is not None:
